@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Installs the Debian packages batchrpc's build needs, if any are missing.
+#   scripts/deps.sh [package...]   (default: rapidjson-dev doctest-dev libbenchmark-dev)
+# Runs apt-get (update first) only when something is missing; uses sudo when not root.
+set -euo pipefail
+
+if [[ $# -gt 0 ]]; then
+  packages=("$@")
+else
+  packages=(rapidjson-dev doctest-dev libbenchmark-dev)
+fi
+
+missing=()
+for pkg in "${packages[@]}"; do
+  status="$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)"
+  if [[ "$status" != *"install ok installed"* ]]; then
+    missing+=("$pkg")
+  fi
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "deps: all present (${packages[*]})"
+  exit 0
+fi
+echo "deps: installing ${missing[*]}"
+
+if ! command -v apt-get >/dev/null 2>&1; then
+  echo "deps: error: apt-get not found; install these packages by hand: ${missing[*]}" >&2
+  exit 1
+fi
+
+if [[ "$(id -u)" -eq 0 ]]; then
+  as_root=(env DEBIAN_FRONTEND=noninteractive)
+elif command -v sudo >/dev/null 2>&1; then
+  as_root=(sudo env DEBIAN_FRONTEND=noninteractive)
+else
+  echo "deps: error: need root or sudo to install: ${missing[*]}" >&2
+  echo "deps: run as root: apt-get update && apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi
+
+if ! "${as_root[@]}" apt-get update; then
+  echo "deps: error: 'apt-get update' failed; cannot install ${missing[*]}" >&2
+  exit 1
+fi
+if ! "${as_root[@]}" apt-get install -y --no-install-recommends "${missing[@]}"; then
+  echo "deps: error: 'apt-get install ${missing[*]}' failed" >&2
+  exit 1
+fi
+echo "deps: installed ${missing[*]}"
