@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: MIT
+/// @file context.hpp
+/// `rpc::Context`: what a handler may know about the call it serves.
+#pragma once
+
+#include <stop_token>
+#include <string_view>
+
+namespace rpc {
+
+/// A request's `id` as the client sent it (JSON-RPC 2.0 §4).
+struct RequestId {
+  /// Which JSON type the id had; `none` marks a notification.
+  enum class Kind : unsigned char { none, null, number, string };
+
+  /// The id's type.
+  Kind kind = Kind::none;
+  /// For numbers, the JSON text exactly as sent (`1.0`, `-0`, `18446744073709551616`); for
+  /// strings, the decoded UTF-8 text; empty otherwise.
+  std::string_view text;
+
+  /// True for a notification (no `id` member): nothing will be sent back.
+  [[nodiscard]] bool is_notification() const noexcept { return kind == Kind::none; }
+};
+
+/**
+ * Per-call information handed to handlers that take `rpc::Context&`.
+ *
+ * Valid only during the handler call. Thread-safety: each call has its own context.
+ */
+class Context {
+ public:
+  /// A context for `method` with `id`; `stop` signals cancellation.
+  Context(std::string_view method, RequestId id, std::stop_token stop = {}) noexcept
+      : method_(method), id_(id), stop_(std::move(stop)) {}
+
+  /// The method name as called.
+  [[nodiscard]] std::string_view method() const noexcept { return method_; }
+  /// The request id (kind `none` for notifications).
+  [[nodiscard]] const RequestId& id() const noexcept { return id_; }
+  /// True when no reply will be sent.
+  [[nodiscard]] bool is_notification() const noexcept { return id_.is_notification(); }
+  /// Signalled when the request is cancelled; long handlers should poll or wait on it.
+  [[nodiscard]] const std::stop_token& stop_token() const noexcept { return stop_; }
+  /// Shorthand for `stop_token().stop_requested()`.
+  [[nodiscard]] bool stop_requested() const noexcept { return stop_.stop_requested(); }
+
+ private:
+  std::string_view method_;
+  RequestId id_;
+  std::stop_token stop_;
+};
+
+}  // namespace rpc

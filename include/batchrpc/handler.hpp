@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: MIT
+/// @file handler.hpp
+/// How handlers are called: typed parameter binding and result writing (JSON-RPC 2.0 §4.2).
+///
+/// A handler is any callable with one, non-template call signature. Its parameters are:
+/// - `rpc::Context&`: the call's context (injected, any position);
+/// - `rpc::ResultWriter&`: write the result yourself (the handler must return void);
+/// - `rpc::Params` / `const rpc::Params&`: the raw params (then no other parameter is bound);
+/// - otherwise bound from `params` by position, or by name when `rpc::names(...)` was given:
+///   any `JsonReadable` type, `const rpc::Value&` (any JSON value), `const rpc::Value*`
+///   (optional), `std::optional<T>` (optional). Take them by value or `const&`.
+/// The return value is written as the result (`void`: `null`); it must be `JsonWritable`.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "context.hpp"
+#include "detail/callable_traits.hpp"
+#include "json_traits.hpp"
+#include "names.hpp"
+#include "params.hpp"
+#include "result_writer.hpp"
+
+namespace rpc::detail {
+
+/// Why params did not bind: which parameter (by name, else by index) and why.
+struct ParamError {
+  std::string name;        // empty when the parameter has no name
+  std::ptrdiff_t index = -1;  // -1 when no single parameter is at fault
+  std::string reason;
+};
+
+enum class InvokeStatus : unsigned char { ok, invalid_params };
+
+/// A registered handler with its binding, type-erased.
+class Handler {
+ public:
+  virtual ~Handler() = default;
+  virtual InvokeStatus invoke(const Params& params, Context& ctx, ResultWriter& out,
+                              ParamError& error) const = 0;
+};
+
+template <class P>
+using bare_t = std::remove_cvref_t<P>;
+template <class P>
+inline constexpr bool is_context_v = std::is_same_v<bare_t<P>, Context>;
+template <class P>
+inline constexpr bool is_writer_v = std::is_same_v<bare_t<P>, ResultWriter>;
+template <class P>
+inline constexpr bool is_params_v = std::is_same_v<bare_t<P>, Params>;
+template <class P>
+inline constexpr bool is_bound_v = !is_context_v<P> && !is_writer_v<P> && !is_params_v<P>;
+template <class P>
+inline constexpr bool is_value_ref_v = std::is_same_v<bare_t<P>, Value>;
+
+template <class T>
+struct is_optional : std::false_type {};
+template <class T>
+struct is_optional<std::optional<T>> : std::true_type {};
+
+// How a parameter is held between binding and the call (injected ones hold nothing).
+struct Unbound {};
+template <class P>
+using stored_t = std::conditional_t<!is_bound_v<P>, Unbound,
+                                    std::conditional_t<is_value_ref_v<P>, const Value*, bare_t<P>>>;
+
+template <class P>
+inline constexpr bool is_bindable_v =
+    is_value_ref_v<P> || std::is_same_v<bare_t<P>, const Value*> || JsonReadable<bare_t<P>>;
+
+template <class Args>
+struct arg_info;
+template <class... A>
+struct arg_info<std::tuple<A...>> {
+  static constexpr std::array<bool, sizeof...(A)> bound{is_bound_v<A>...};
+  static constexpr std::size_t bound_count = (std::size_t{0} + ... + (is_bound_v<A> ? 1 : 0));
+  static constexpr bool takes_writer = (false || ... || is_writer_v<A>);
+  static constexpr bool takes_params = (false || ... || is_params_v<A>);
+  static constexpr bool all_bindable = ((!is_bound_v<A> || is_bindable_v<A>) && ...);
+  // A bound parameter may not be a mutable lvalue reference: it would refer to a temporary.
+  static constexpr bool refs_ok =
+      ((!is_bound_v<A> || !std::is_lvalue_reference_v<A> ||
+        std::is_const_v<std::remove_reference_t<A>>) && ...);
+  static constexpr bool injected_refs_ok =
+      (((!is_context_v<A> && !is_writer_v<A>) || std::is_lvalue_reference_v<A>) && ...);
+  using stored = std::tuple<stored_t<A>...>;  // one slot per parameter; injected ones unused
+  // Position among bound parameters of C++ parameter I.
+  static constexpr std::size_t bound_index(std::size_t i) {
+    std::size_t n = 0;
+    for (std::size_t j = 0; j < i; ++j) n += bound[j] ? 1 : 0;
+    return n;
+  }
+};
+
+template <class F, std::size_t N>
+class TypedHandler final : public Handler {
+  using Sig = callable_signature<F>;
+  using Args = typename Sig::args;
+  using Info = arg_info<Args>;
+  using Result = typename Sig::result;
+  static constexpr std::size_t arity = std::tuple_size_v<Args>;
+  static constexpr std::size_t bound_count = Info::bound_count;
+
+ public:
+  TypedHandler(F fn, const Names<N>& names) : fn_(std::move(fn)) {
+    for (std::size_t i = 0; i < N; ++i) {
+      if (names.list[i].empty()) throw std::invalid_argument("batchrpc: empty parameter name");
+      for (std::size_t j = 0; j < i; ++j) {
+        if (names.list[i] == names.list[j]) {
+          throw std::invalid_argument("batchrpc: duplicate parameter name \"" +
+                                      std::string(names.list[i]) + "\"");
+        }
+      }
+      names_[i] = std::string(names.list[i]);
+    }
+  }
+
+  InvokeStatus invoke(const Params& params, Context& ctx, ResultWriter& out,
+                      ParamError& error) const override {
+    typename Info::stored args{};
+    if constexpr (bound_count > 0 || !Info::takes_params) {
+      if (!bind(params, args, error)) return InvokeStatus::invalid_params;
+    }
+    if constexpr (std::is_void_v<Result>) {
+      call(args, params, ctx, out, std::make_index_sequence<arity>{});
+    } else {
+      out.write(call(args, params, ctx, out, std::make_index_sequence<arity>{}));
+    }
+    return InvokeStatus::ok;
+  }
+
+ private:
+  template <std::size_t... I>
+  decltype(auto) call(typename Info::stored& args, const Params& params, Context& ctx,
+                      ResultWriter& out, std::index_sequence<I...>) const {
+    return std::invoke(fn_, pass<I>(args, params, ctx, out)...);
+  }
+
+  template <std::size_t I>
+  decltype(auto) pass(typename Info::stored& args, const Params& params, Context& ctx,
+                      ResultWriter& out) const {
+    using P = std::tuple_element_t<I, Args>;
+    if constexpr (is_context_v<P>) {
+      return (ctx);
+    } else if constexpr (is_writer_v<P>) {
+      return (out);
+    } else if constexpr (is_params_v<P>) {
+      return (params);
+    } else if constexpr (is_value_ref_v<P>) {
+      return (*std::get<I>(args));
+    } else {
+      return std::move(std::get<I>(args));
+    }
+  }
+
+  // Fills one slot per bound parameter from `params`, by position or by name.
+  bool bind(const Params& params, typename Info::stored& args, ParamError& error) const {
+    std::array<const Value*, bound_count> slots{};
+    if (params.is_array()) {
+      if (params.size() > bound_count) {
+        error.reason = "expected at most " + std::to_string(bound_count) + " params, got " +
+                       std::to_string(params.size());
+        return false;
+      }
+      for (std::size_t i = 0; i < params.size(); ++i) slots[i] = params.at(i);
+    } else if (params.is_object()) {
+      if (!bind_names(*params.json(), slots, error)) return false;
+    }
+    return read_all(slots, args, error, std::make_index_sequence<arity>{});
+  }
+
+  bool bind_names(const Value& object, std::array<const Value*, bound_count>& slots,
+                  ParamError& error) const {
+    if (N == 0 && bound_count > 0 && object.MemberCount() > 0) {
+      error.reason = "this method takes its params by position (an array)";
+      return false;
+    }
+    for (const auto& member : object.GetObject()) {
+      const std::string_view name(member.name.GetString(), member.name.GetStringLength());
+      std::size_t slot = 0;
+      while (slot < N && names_[slot] != name) ++slot;
+      if (slot == N) {
+        error.name = std::string(name);
+        error.reason = "unknown parameter";
+        return false;
+      }
+      if constexpr (N > 0) {
+        if (slots[slot] != nullptr) {
+          error.name = std::string(name);
+          error.index = static_cast<std::ptrdiff_t>(slot);
+          error.reason = "duplicate parameter";
+          return false;
+        }
+        slots[slot] = &member.value;
+      }
+    }
+    return true;
+  }
+
+  template <std::size_t... I>
+  bool read_all(const std::array<const Value*, bound_count>& slots,
+                typename Info::stored& args, ParamError& error, std::index_sequence<I...>) const {
+    return (read_one<I>(slots, args, error) && ...);
+  }
+
+  template <std::size_t I>
+  bool read_one(const std::array<const Value*, bound_count>& slots,
+                typename Info::stored& args, ParamError& error) const {
+    using P = std::tuple_element_t<I, Args>;
+    if constexpr (!is_bound_v<P>) {
+      return true;
+    } else {
+      constexpr std::size_t b = Info::bound_index(I);
+      using S = stored_t<P>;
+      const Value* v = slots[b];
+      S& out = std::get<I>(args);
+      if constexpr (std::is_same_v<S, const Value*>) {
+        out = v;
+        if (v != nullptr || !is_value_ref_v<P>) return true;
+        return fail(b, "missing required parameter", error);
+      } else {
+        if (v == nullptr) {
+          if constexpr (is_optional<S>::value) return true;
+          return fail(b, "missing required parameter", error);
+        }
+        std::string why;
+        if (JsonTraits<S>::read(*v, out, why)) return true;
+        return fail(b, std::move(why), error);
+      }
+    }
+  }
+
+  bool fail(std::size_t bound_position, std::string reason, ParamError& error) const {
+    if constexpr (N > 0) error.name = names_[bound_position];
+    error.index = static_cast<std::ptrdiff_t>(bound_position);
+    error.reason = std::move(reason);
+    return false;
+  }
+
+  F fn_;
+  std::array<std::string, N> names_;
+};
+
+// True when F can be registered with N names; check_handler says why not.
+template <class F, std::size_t N>
+constexpr bool handler_ok() {
+  if constexpr (!has_signature<F>) {
+    return false;
+  } else {
+    using Sig = callable_signature<F>;
+    using Info = arg_info<typename Sig::args>;
+    using R = typename Sig::result;
+    return Sig::is_const && Info::all_bindable && Info::refs_ok && Info::injected_refs_ok &&
+           (!Info::takes_params || Info::bound_count == 0) &&
+           (!Info::takes_writer || std::is_void_v<R>) &&
+           (std::is_void_v<R> || JsonWritable<std::remove_cvref_t<R>>) &&
+           (N == 0 || N == Info::bound_count);
+  }
+}
+
+// Every compile-time check on a handler, each with a message that says what to write instead.
+template <class F, std::size_t N>
+constexpr bool check_handler() {
+  static_assert(has_signature<F>,
+                "batchrpc: cannot see the handler's parameters. Pass a lambda or function with "
+                "explicit parameter types (no `auto` parameters, no overloaded operator()).");
+  if constexpr (has_signature<F>) {
+    using Sig = callable_signature<F>;
+    using Info = arg_info<typename Sig::args>;
+    using R = typename Sig::result;
+    static_assert(Sig::is_const,
+                  "batchrpc: handlers may run on many threads at once and are called as const. "
+                  "Drop `mutable` and keep shared state behind a mutex or an atomic.");
+    static_assert(Info::all_bindable,
+                  "batchrpc: a handler parameter has no JSON binding. Use bool, integers, "
+                  "float/double, std::string(_view), std::vector<T>, std::map<std::string, T>, "
+                  "std::optional<T>, const rpc::Value&, rpc::Json, or specialise rpc::JsonTraits<T>.");
+    static_assert(Info::refs_ok,
+                  "batchrpc: take bound parameters by value or by const reference, not T&.");
+    static_assert(Info::injected_refs_ok,
+                  "batchrpc: take rpc::Context and rpc::ResultWriter by reference (rpc::Context&).");
+    static_assert(!Info::takes_params || Info::bound_count == 0,
+                  "batchrpc: a handler taking rpc::Params reads all params itself; remove the "
+                  "other bound parameters or drop rpc::Params.");
+    static_assert(!Info::takes_writer || std::is_void_v<R>,
+                  "batchrpc: a handler taking rpc::ResultWriter& writes its result itself and "
+                  "must return void.");
+    static_assert(std::is_void_v<R> || JsonWritable<std::remove_cvref_t<R>>,
+                  "batchrpc: the handler's return type has no JSON form. Return bool, an integer, "
+                  "float/double, std::string, std::vector<T>, std::map<std::string, T>, "
+                  "std::optional<T>, rpc::Json, or specialise rpc::JsonTraits<T>.");
+    static_assert(N == 0 || N == Info::bound_count,
+                  "batchrpc: rpc::names(...) must give exactly one name per bound parameter "
+                  "(rpc::Context& and rpc::ResultWriter& take no name).");
+  }
+  return true;
+}
+
+template <std::size_t N, class F>
+std::unique_ptr<Handler> make_handler(F&& fn, const Names<N>& names) {
+  using Fn = std::decay_t<F>;
+  static_assert(check_handler<Fn, N>());
+  if constexpr (handler_ok<Fn, N>()) {  // keeps a failed check to its one readable message
+    return std::make_unique<TypedHandler<Fn, N>>(std::forward<F>(fn), names);
+  } else {
+    return nullptr;
+  }
+}
+
+}  // namespace rpc::detail

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: MIT
+// Non-template bodies of json.hpp.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include <rapidjson/error/en.h>
+#include <rapidjson/memorystream.h>
+#include <rapidjson/reader.h>
+
+#include "../json.hpp"
+
+namespace rpc {
+
+BATCHRPC_DECL Json Json::parse(std::string_view text) {
+  // Validation only: SAX events are dropped. Iterative, so depth cannot exhaust the stack.
+  constexpr unsigned flags = rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag |
+                             rapidjson::kParseNumbersAsStringsFlag;
+  rapidjson::MemoryStream stream(text.data(), text.size());
+  rapidjson::BaseReaderHandler<> ignore;
+  rapidjson::Reader reader;
+  const rapidjson::ParseResult ok = reader.Parse<flags>(stream, ignore);
+  if (!ok) {
+    throw std::invalid_argument(std::string("rpc::json: invalid JSON at offset ") +
+                                std::to_string(ok.Offset()) + ": " +
+                                rapidjson::GetParseError_En(ok.Code()));
+  }
+  // MemoryStream reads a NUL byte as end of input; anything after it is not JSON.
+  if (stream.Tell() != text.size()) {
+    throw std::invalid_argument("rpc::json: unexpected NUL byte at offset " +
+                                std::to_string(stream.Tell()));
+  }
+  return trusted(std::string(text));
+}
+
+}  // namespace rpc

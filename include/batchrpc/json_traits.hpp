@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: MIT
+/// @file json_traits.hpp
+/// `rpc::JsonTraits<T>`: how C++ types are read from params and written as results.
+#pragma once
+
+#include <charconv>
+#include <cmath>
+#include <concepts>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <unordered_map>
+#include <vector>
+
+#include "json.hpp"
+#include "result_writer.hpp"
+
+namespace rpc {
+
+/**
+ * How a C++ type maps to JSON. Specialise it to bind your own types:
+ *
+ * @code
+ * template <> struct rpc::JsonTraits<Point> {
+ *   // false + a short reason ("expected ...") when `v` does not fit.
+ *   static bool read(const rpc::Value& v, Point& out, std::string& why);
+ *   static void write(rpc::ResultWriter& w, const Point& p);
+ * };
+ * @endcode
+ *
+ * Provided: `bool`, integers (range-checked; JSON integers only, no fraction or exponent),
+ * `float`/`double`, `std::string`, `std::string_view` (a view into the message, valid during the
+ * call), `std::vector<T>`, `std::map<std::string, T>`, `std::unordered_map<std::string, T>`,
+ * `std::optional<T>` (`null` or absent), `rpc::Json` (any value, as text), and for results also
+ * `const char*`, `std::nullptr_t` and `rpc::Value`.
+ */
+template <class T>
+struct JsonTraits;
+
+/// Types that can be bound from a JSON value.
+template <class T>
+concept JsonReadable = requires(const Value& v, T& out, std::string& why) {
+  { JsonTraits<T>::read(v, out, why) } -> std::same_as<bool>;
+};
+
+/// Types that can be written as a JSON value.
+template <class T>
+concept JsonWritable = requires(ResultWriter& w, const T& value) { JsonTraits<T>::write(w, value); };
+
+namespace detail {
+template <class T>
+concept JsonInteger = std::integral<T> && !std::same_as<T, bool> && !std::same_as<T, char> &&
+                      !std::same_as<T, char8_t> && !std::same_as<T, char16_t> &&
+                      !std::same_as<T, char32_t> && !std::same_as<T, wchar_t>;
+
+template <class T>
+struct is_string_map : std::false_type {};
+template <class T, class C, class A>
+struct is_string_map<std::map<std::string, T, C, A>> : std::true_type {};
+template <class T, class H, class E, class A>
+struct is_string_map<std::unordered_map<std::string, T, H, E, A>> : std::true_type {};
+}  // namespace detail
+
+template <>
+struct JsonTraits<bool> {
+  static bool read(const Value& v, bool& out, std::string& why) {
+    if (!v.IsBool()) return why = "expected a boolean", false;
+    out = v.GetBool();
+    return true;
+  }
+  static void write(ResultWriter& w, bool b) { w.boolean(b); }
+};
+
+template <detail::JsonInteger T>
+struct JsonTraits<T> {
+  static bool read(const Value& v, T& out, std::string& why) {
+    if constexpr (std::is_signed_v<T>) {
+      if (!v.IsInt64()) {
+        return why = v.IsUint64() ? "integer out of range" : "expected an integer", false;
+      }
+      const std::int64_t i = v.GetInt64();
+      if (i < std::numeric_limits<T>::min() || i > std::numeric_limits<T>::max()) {
+        return why = "integer out of range", false;
+      }
+      out = static_cast<T>(i);
+    } else {
+      if (!v.IsUint64()) {
+        return why = v.IsInt64() ? "integer out of range" : "expected an integer", false;
+      }
+      const std::uint64_t u = v.GetUint64();
+      if (u > std::numeric_limits<T>::max()) return why = "integer out of range", false;
+      out = static_cast<T>(u);
+    }
+    return true;
+  }
+  static void write(ResultWriter& w, T i) {
+    if constexpr (std::is_signed_v<T>) {
+      w.integer(i);
+    } else {
+      w.unsigned_integer(i);
+    }
+  }
+};
+
+template <>
+struct JsonTraits<double> {
+  static bool read(const Value& v, double& out, std::string& why) {
+    if (!v.IsNumber()) return why = "expected a number", false;
+    out = v.GetDouble();
+    return true;
+  }
+  static void write(ResultWriter& w, double d) { w.number(d); }
+};
+
+template <>
+struct JsonTraits<float> {
+  static bool read(const Value& v, float& out, std::string& why) {
+    if (!v.IsNumber()) return why = "expected a number", false;
+    const double d = v.GetDouble();
+    if (std::fabs(d) > static_cast<double>(std::numeric_limits<float>::max())) {
+      return why = "number out of range for float", false;
+    }
+    out = static_cast<float>(d);
+    return true;
+  }
+  // Shortest text that reads back as the same float (0.1f is "0.1", not "0.10000000149011612").
+  static void write(ResultWriter& w, float f) {
+    if (!std::isfinite(f)) return w.number(static_cast<double>(f));  // throws: not JSON
+    char text[32];
+    const auto end = std::to_chars(text, text + sizeof text, f).ptr;
+    w.raw_number(std::string_view(text, static_cast<std::size_t>(end - text)));
+  }
+};
+
+template <>
+struct JsonTraits<std::string> {
+  static bool read(const Value& v, std::string& out, std::string& why) {
+    if (!v.IsString()) return why = "expected a string", false;
+    out.assign(v.GetString(), v.GetStringLength());
+    return true;
+  }
+  static void write(ResultWriter& w, const std::string& s) { w.string(s); }
+};
+
+template <>
+struct JsonTraits<std::string_view> {
+  static bool read(const Value& v, std::string_view& out, std::string& why) {
+    if (!v.IsString()) return why = "expected a string", false;
+    out = std::string_view(v.GetString(), v.GetStringLength());
+    return true;
+  }
+  static void write(ResultWriter& w, std::string_view s) { w.string(s); }
+};
+
+template <>
+struct JsonTraits<const char*> {
+  static void write(ResultWriter& w, const char* s) {
+    if (s == nullptr) return w.null();
+    w.string(s);
+  }
+};
+
+template <>
+struct JsonTraits<std::nullptr_t> {
+  static void write(ResultWriter& w, std::nullptr_t) { w.null(); }
+};
+
+template <>
+struct JsonTraits<Json> {
+  static bool read(const Value& v, Json& out, std::string& why);
+  static void write(ResultWriter& w, const Json& j) { w.raw(j); }
+};
+
+template <>
+struct JsonTraits<Value> {
+  static void write(ResultWriter& w, const Value& v) {
+    switch (v.GetType()) {
+      case rapidjson::kNullType: return w.null();
+      case rapidjson::kFalseType: return w.boolean(false);
+      case rapidjson::kTrueType: return w.boolean(true);
+      case rapidjson::kStringType:
+        return w.string(std::string_view(v.GetString(), v.GetStringLength()));
+      case rapidjson::kNumberType:
+        if (v.IsInt64()) return w.integer(v.GetInt64());
+        if (v.IsUint64()) return w.unsigned_integer(v.GetUint64());
+        return w.number(v.GetDouble());
+      case rapidjson::kArrayType:
+        w.start_array();
+        for (const auto& e : v.GetArray()) write(w, e);
+        return w.end_array();
+      case rapidjson::kObjectType:
+        w.start_object();
+        for (const auto& m : v.GetObject()) {
+          w.key(std::string_view(m.name.GetString(), m.name.GetStringLength()));
+          write(w, m.value);
+        }
+        return w.end_object();
+    }
+  }
+};
+
+template <class T>
+struct JsonTraits<std::optional<T>> {
+  static bool read(const Value& v, std::optional<T>& out, std::string& why)
+    requires JsonReadable<T>
+  {
+    if (v.IsNull()) {
+      out.reset();
+      return true;
+    }
+    return JsonTraits<T>::read(v, out.emplace(), why);
+  }
+  static void write(ResultWriter& w, const std::optional<T>& o)
+    requires JsonWritable<T>
+  {
+    if (!o) return w.null();
+    JsonTraits<T>::write(w, *o);
+  }
+};
+
+template <class T, class A>
+struct JsonTraits<std::vector<T, A>> {
+  static bool read(const Value& v, std::vector<T, A>& out, std::string& why)
+    requires JsonReadable<T>
+  {
+    if (!v.IsArray()) return why = "expected an array", false;
+    out.clear();
+    out.reserve(v.Size());
+    for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
+      T item{};
+      if (!JsonTraits<T>::read(v[i], item, why)) {
+        return why = "element " + std::to_string(i) + ": " + why, false;
+      }
+      out.push_back(std::move(item));
+    }
+    return true;
+  }
+  static void write(ResultWriter& w, const std::vector<T, A>& items)
+    requires JsonWritable<T>
+  {
+    w.start_array();
+    for (const auto& item : items) JsonTraits<T>::write(w, item);
+    w.end_array();
+  }
+};
+
+template <class M>
+  requires detail::is_string_map<M>::value
+struct JsonTraits<M> {
+  using Mapped = typename M::mapped_type;
+  static bool read(const Value& v, M& out, std::string& why)
+    requires JsonReadable<Mapped>
+  {
+    if (!v.IsObject()) return why = "expected an object", false;
+    out.clear();
+    for (const auto& m : v.GetObject()) {
+      std::string key(m.name.GetString(), m.name.GetStringLength());
+      Mapped item{};
+      if (!JsonTraits<Mapped>::read(m.value, item, why)) {
+        return why = "member \"" + key + "\": " + why, false;
+      }
+      if (!out.emplace(std::move(key), std::move(item)).second) {
+        return why = "duplicate member \"" + std::string(m.name.GetString(), m.name.GetStringLength()) + "\"", false;
+      }
+    }
+    return true;
+  }
+  static void write(ResultWriter& w, const M& members)
+    requires JsonWritable<Mapped>
+  {
+    w.start_object();
+    for (const auto& [key, item] : members) {
+      w.key(key);
+      JsonTraits<Mapped>::write(w, item);
+    }
+    w.end_object();
+  }
+};
+
+template <class T>
+void ResultWriter::write(const T& value) {
+  static_assert(JsonWritable<T>,
+                "batchrpc: this type has no JSON form. Use bool, an integer, float/double, "
+                "std::string(_view), std::vector<T>, std::map<std::string, T>, std::optional<T>, "
+                "rpc::Json, or specialise rpc::JsonTraits<T> with a write() function.");
+  JsonTraits<T>::write(*this, value);
+}
+
+/// Serialises any `JsonWritable` value to a `Json` (for `rpc::Error` data, for example).
+template <JsonWritable T>
+Json to_json(const T& value) {
+  Buffer buffer;
+  ResultWriter writer(buffer);
+  writer.write(value);
+  return Json::trusted(buffer.str());
+}
+
+inline bool JsonTraits<Json>::read(const Value& v, Json& out, std::string&) {
+  out = to_json(v);
+  return true;
+}
+
+}  // namespace rpc

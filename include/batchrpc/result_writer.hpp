@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: MIT
+/// @file result_writer.hpp
+/// `rpc::ResultWriter`: writes one JSON value (a handler's result) straight into the reply.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string_view>
+
+#include <rapidjson/writer.h>
+
+#include "buffer.hpp"
+#include "json.hpp"
+
+namespace rpc {
+
+class Router;
+
+namespace detail {
+using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer, rapidjson::UTF8<>, rapidjson::UTF8<>,
+                                     rapidjson::CrtAllocator, rapidjson::kWriteValidateEncodingFlag>;
+struct WriterAccess;
+}  // namespace detail
+
+/**
+ * Writes exactly one JSON value into the reply, with no intermediate DOM.
+ *
+ * A handler that takes `rpc::ResultWriter&` writes its result itself (for large or streamed
+ * results); others return a value that batchrpc writes here. Every call is checked: a key
+ * outside an object, a second top-level value, NaN/infinity, or invalid UTF-8 throws
+ * `std::logic_error`, which answers the request `-32603` (nothing partial is sent). Writing
+ * nothing answers `null`.
+ *
+ * @code
+ * router.add("range", [](int n, rpc::ResultWriter& out) {
+ *   out.start_array();
+ *   for (int i = 0; i < n; ++i) out.integer(i);
+ *   out.end_array();
+ * }, rpc::names("n"));
+ * @endcode
+ */
+class ResultWriter : private detail::JsonWriter {
+  using Base = detail::JsonWriter;
+
+ public:
+  /// A writer that appends to `out` (the router makes its own; this is for tests and tools).
+  explicit ResultWriter(Buffer& out) : Base(out.stream()) {}
+  ResultWriter(const ResultWriter&) = delete;
+  ResultWriter& operator=(const ResultWriter&) = delete;
+
+  /// `null`.
+  void null() {
+    check_value();
+    check(Base::Null());
+  }
+  /// `true` or `false`.
+  void boolean(bool b) {
+    check_value();
+    check(Base::Bool(b));
+  }
+  /// A signed integer.
+  void integer(std::int64_t i) {
+    check_value();
+    check(Base::Int64(i));
+  }
+  /// An unsigned integer.
+  void unsigned_integer(std::uint64_t u) {
+    check_value();
+    check(Base::Uint64(u));
+  }
+  /// A finite floating-point number (shortest round-trip form).
+  void number(double d) {
+    check_value();
+    if (!Base::Double(d)) fail("batchrpc: NaN and infinity cannot be written as JSON");
+  }
+  /// A string (must be valid UTF-8; may contain NUL bytes).
+  void string(std::string_view s) {
+    check_value();
+    if (!Base::String(s.data(), static_cast<rapidjson::SizeType>(s.size()))) {
+      fail("batchrpc: string is not valid UTF-8");
+    }
+  }
+  /// A number written from its JSON text as given (the caller guarantees it is a JSON number).
+  void raw_number(std::string_view text) {
+    check_value();
+    check(Base::RawValue(text.data(), text.size(), rapidjson::kNumberType));
+  }
+  /// A ready JSON value, written verbatim. An empty `Json` writes `null`.
+  void raw(const Json& value) {
+    if (value.empty()) return null();
+    check_value();
+    check(Base::RawValue(value.text().data(), value.text().size(), rapidjson::kObjectType));
+  }
+  /// Opens an object; follow with `key`/value pairs and `end_object`.
+  void start_object() {
+    check_value();
+    check(Base::StartObject());
+  }
+  /// The next member's name (inside an object, before its value).
+  void key(std::string_view name) {
+    if (!in_object_expecting_key()) fail("batchrpc: key() is only valid inside an object, before a value");
+    if (!Base::Key(name.data(), static_cast<rapidjson::SizeType>(name.size()))) {
+      fail("batchrpc: key is not valid UTF-8");
+    }
+  }
+  /// Closes the innermost object.
+  void end_object() {
+    if (!in_object_expecting_key()) fail("batchrpc: end_object() without a matching start_object()");
+    check(Base::EndObject());
+  }
+  /// Opens an array; follow with values and `end_array`.
+  void start_array() {
+    check_value();
+    check(Base::StartArray());
+  }
+  /// Closes the innermost array.
+  void end_array() {
+    if (Base::level_stack_.Empty() || !top().inArray) {
+      fail("batchrpc: end_array() without a matching start_array()");
+    }
+    check(Base::EndArray());
+  }
+  /// Writes any value that has `rpc::JsonTraits` (see json_traits.hpp).
+  template <class T>
+  void write(const T& value);
+
+  /// True once one complete value has been written.
+  [[nodiscard]] bool complete() const { return Base::hasRoot_ && Base::level_stack_.Empty(); }
+  /// True when nothing has been written yet.
+  [[nodiscard]] bool empty() const { return !Base::hasRoot_; }
+
+ private:
+  friend struct detail::WriterAccess;
+
+  [[noreturn]] static void fail(const char* what) { throw std::logic_error(what); }
+  static void check(bool ok) {
+    if (!ok) fail("batchrpc: JSON writer rejected the value");
+  }
+  const typename Base::Level& top() const { return *Base::level_stack_.template Top<typename Base::Level>(); }
+  bool in_object_expecting_key() const {
+    return !Base::level_stack_.Empty() && !top().inArray && top().valueCount % 2 == 0;
+  }
+  // A value may start at the top (once), inside an array, or after a key.
+  void check_value() const {
+    const bool ok = Base::level_stack_.Empty() ? !Base::hasRoot_
+                                               : (top().inArray || top().valueCount % 2 == 1);
+    if (!ok) fail("batchrpc: a value is not allowed here (second result, or a member without key())");
+  }
+  void reset(Buffer& out) { Base::Reset(out.stream()); }
+};
+
+namespace detail {
+// Lets the router point a writer at a buffer without making that part of the public API.
+struct WriterAccess {
+  static void reset(ResultWriter& w, Buffer& out) { w.reset(out); }
+};
+}  // namespace detail
+
+}  // namespace rpc
+
+#include "json_traits.hpp"

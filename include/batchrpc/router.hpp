@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: MIT
+/// @file router.hpp
+/// `rpc::Router`: JSON-RPC 2.0 messages (singletons and batches) in, replies out.
+#pragma once
+
+#include <cstddef>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "buffer.hpp"
+#include "config.hpp"
+#include "context.hpp"
+#include "error.hpp"
+#include "handler.hpp"
+#include "limits.hpp"
+#include "names.hpp"
+
+namespace rpc {
+
+namespace detail {
+struct Workspace;
+struct Request;
+struct StringHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+};
+}  // namespace detail
+
+/// Called with the method name and the exception when a handler throws anything other than
+/// `rpc::Error` (answered `-32603`). May be called from many threads at once; must not throw.
+using ExceptionHook = std::function<void(std::string_view method, std::exception_ptr error)>;
+
+/// How a router behaves beyond its methods.
+struct RouterOptions {
+  /// Bounds on messages and replies.
+  Limits limits{};
+  /// Send the text of unexpected handler exceptions to clients as `data.exception`. Off by
+  /// default: exception text can leak internals.
+  bool expose_exception_text = false;
+  /// Sees every unexpected handler exception (for logging).
+  ExceptionHook on_exception{};
+};
+
+/**
+ * Routes JSON-RPC 2.0 messages to registered handlers: text in, reply text (or nothing) out.
+ *
+ * Register methods with `add`, then call `handle` from any number of threads: after
+ * registration the router is immutable and `handle` is safe to call concurrently. Every rule
+ * of JSON-RPC 2.0 applies (see the README's behaviour table): batches are answered in request
+ * order with one response per member that has an id; notifications are never answered; invalid
+ * JSON, invalid UTF-8 and trailing garbage are `-32700`; invalid requests `-32600`; ids are
+ * echoed exactly as sent; each `Limits` bound is answered with its own error.
+ *
+ * @code
+ * rpc::Router router;
+ * router.add("subtract", [](int a, int b) { return a - b; }, rpc::names("minuend", "subtrahend"));
+ * auto reply = router.handle(R"({"jsonrpc":"2.0","method":"subtract","params":[42,23],"id":1})");
+ * // *reply == R"({"jsonrpc":"2.0","id":1,"result":19})"
+ * @endcode
+ */
+class Router {
+ public:
+  /// A router with default limits and options.
+  Router() = default;
+  /// A router with the given limits.
+  explicit Router(const Limits& limits) { options_.limits = limits; }
+  /// A router with the given options.
+  explicit Router(RouterOptions options) : options_(std::move(options)) {}
+
+  Router(const Router&) = delete;
+  Router& operator=(const Router&) = delete;
+  Router(Router&&) noexcept = default;
+  Router& operator=(Router&&) noexcept = default;
+  ~Router() = default;
+
+  /**
+   * Registers `handler` as method `name`, its params bound by position only.
+   * See handler.hpp for what a handler may take and return; misuse is a compile error that says
+   * what to write instead.
+   * @throws std::invalid_argument if `name` is empty, starts with "rpc." (reserved by
+   *         JSON-RPC 2.0 §4) or is already registered.
+   * Not thread-safe: register everything before the first `handle`.
+   */
+  template <class F>
+  Router& add(std::string_view name, F&& handler) {
+    return add(name, std::forward<F>(handler), Names<0>{});
+  }
+
+  /**
+   * Registers `handler` as method `name`, its params bound by position or by the given names.
+   * @code
+   * router.add("greet", [](std::string name, std::optional<std::string> title) {
+   *   return (title ? *title + " " : std::string()) + name;
+   * }, rpc::names("name", "title"));
+   * @endcode
+   */
+  template <class F, std::size_t N>
+  Router& add(std::string_view name, F&& handler, const Names<N>& param_names) {
+    add_handler(name, detail::make_handler<N>(std::forward<F>(handler), param_names));
+    return *this;
+  }
+
+  /// True when `name` is registered.
+  [[nodiscard]] bool contains(std::string_view name) const {
+    return methods_.find(name) != methods_.end();
+  }
+  /// The limits this router enforces.
+  [[nodiscard]] const Limits& limits() const noexcept { return options_.limits; }
+
+  /**
+   * Handles one message (a Request, a Notification or a batch).
+   * @returns the reply text, or `std::nullopt` when nothing must be sent (notifications only).
+   * Never throws; thread-safe.
+   */
+  [[nodiscard]] BATCHRPC_DECL std::optional<std::string> handle(std::string_view message) const;
+
+  /**
+   * Handles one message, writing the reply into `reply` (cleared first), which keeps its
+   * capacity between calls.
+   * @returns true when `reply` holds something to send.
+   */
+  [[nodiscard]] BATCHRPC_DECL bool handle(std::string_view message, Buffer& reply) const;
+
+  /**
+   * Zero-copy variant: parses `message` in place (its content is destroyed) and writes the reply
+   * into `reply`. Strings in params are views into `message` during the handler calls.
+   * @returns true when `reply` holds something to send.
+   */
+  [[nodiscard]] BATCHRPC_DECL bool handle_insitu(std::string& message, Buffer& reply) const;
+
+  /**
+   * Zero-copy variant on a raw buffer: `message` holds the message followed by one NUL byte
+   * (which is not part of it). Its content is destroyed.
+   * @throws std::invalid_argument if `message` does not end with a NUL byte.
+   */
+  [[nodiscard]] BATCHRPC_DECL bool handle_insitu(std::span<char> message, Buffer& reply) const;
+
+ private:
+  BATCHRPC_DECL void add_handler(std::string_view name, std::unique_ptr<detail::Handler> handler);
+  BATCHRPC_DECL bool process(char* text, std::size_t size, detail::Workspace& ws, Buffer& out) const;
+  BATCHRPC_DECL bool dispatch(const Value& message, std::string_view raw_id, detail::Workspace& ws,
+                              Buffer& out) const;
+  BATCHRPC_DECL bool invoke(const detail::Handler& handler, const detail::Request& request,
+                            detail::Workspace& ws, Buffer& out) const;
+  BATCHRPC_DECL bool handle_safely(char* text, std::size_t size, detail::Workspace& ws,
+                                   Buffer& out) const noexcept;
+
+  using MethodTable = std::unordered_map<std::string, std::unique_ptr<detail::Handler>,
+                                         detail::StringHash, std::equal_to<>>;
+  MethodTable methods_;
+  RouterOptions options_;
+};
+
+}  // namespace rpc
+
+#if defined(BATCHRPC_HEADER_ONLY)
+#include "impl/router.ipp"
+#endif

@@ -1,0 +1,9 @@
+// SPDX-License-Identifier: MIT
+// The compiled variant: every non-template body, built once (define
+// BATCHRPC_SEPARATE_COMPILATION in every translation unit that uses the library).
+#if !defined(BATCHRPC_SEPARATE_COMPILATION)
+#error "src/batchrpc.cpp is the compiled variant: build it with BATCHRPC_SEPARATE_COMPILATION"
+#endif
+
+#include "batchrpc/impl/json.ipp"
+#include "batchrpc/impl/router.ipp"
