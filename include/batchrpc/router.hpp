@@ -143,6 +143,7 @@ class Router {
 
  private:
   BATCHRPC_DECL void add_handler(std::string_view name, std::unique_ptr<detail::Handler> handler);
+  BATCHRPC_DECL bool handle_copy(std::string_view message, detail::Workspace& ws, Buffer& out) const;
   BATCHRPC_DECL bool process(char* text, std::size_t size, detail::Workspace& ws, Buffer& out) const;
   BATCHRPC_DECL bool dispatch(const Value& message, std::string_view raw_id, detail::Workspace& ws,
                               Buffer& out) const;

@@ -78,7 +78,7 @@ inline bool write_out_of_memory(Buffer& out) noexcept {
 BATCHRPC_DECL std::optional<std::string> Router::handle(std::string_view message) const {
   try {
     detail::WorkspaceLease ws;
-    if (!handle(message, ws->output)) return std::nullopt;
+    if (!handle_copy(message, *ws, ws->output)) return std::nullopt;
     return ws->output.str();
   } catch (...) {
     return std::string(detail::out_of_memory_reply);
@@ -88,14 +88,19 @@ BATCHRPC_DECL std::optional<std::string> Router::handle(std::string_view message
 BATCHRPC_DECL bool Router::handle(std::string_view message, Buffer& reply) const {
   try {
     detail::WorkspaceLease ws;
-    if (message.size() > options_.limits.max_message_bytes) {  // refuse before copying it
-      return handle_safely(nullptr, message.size(), *ws, reply);
-    }
-    ws->input.assign(message.data(), message.size());
-    return handle_safely(ws->input.data(), message.size(), *ws, reply);
+    return handle_copy(message, *ws, reply);
   } catch (...) {
     return detail::write_out_of_memory(reply);
   }
+}
+
+BATCHRPC_DECL bool Router::handle_copy(std::string_view message, detail::Workspace& ws,
+                                       Buffer& out) const {
+  if (message.size() > options_.limits.max_message_bytes) {  // refuse before copying it
+    return handle_safely(nullptr, message.size(), ws, out);
+  }
+  ws.input.assign(message.data(), message.size());  // in-situ parsing needs a mutable copy
+  return handle_safely(ws.input.data(), message.size(), ws, out);
 }
 
 BATCHRPC_DECL bool Router::handle_insitu(std::string& message, Buffer& reply) const {

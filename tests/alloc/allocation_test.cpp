@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: MIT
+// The hot path allocates nothing per message or per member once warmed up. Heap allocations
+// are counted by interposing glibc's malloc family, so RapidJSON's allocators are seen too;
+// this binary is not built under sanitizers, which bring their own allocator.
+#include <batchrpc/router.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <string>
+
+#include <doctest/doctest.h>
+
+#include "support/printing.hpp"
+
+#if defined(__GLIBC__)
+
+extern "C" {
+void* __libc_malloc(std::size_t size);
+void* __libc_calloc(std::size_t count, std::size_t size);
+void* __libc_realloc(void* ptr, std::size_t size);
+void __libc_free(void* ptr);
+}
+
+namespace {
+std::atomic<long> allocations{0};
+}
+
+extern "C" {
+void* malloc(std::size_t size) {
+  allocations.fetch_add(1, std::memory_order_relaxed);
+  return __libc_malloc(size);
+}
+void* calloc(std::size_t count, std::size_t size) {
+  allocations.fetch_add(1, std::memory_order_relaxed);
+  return __libc_calloc(count, size);
+}
+void* realloc(void* ptr, std::size_t size) {
+  allocations.fetch_add(1, std::memory_order_relaxed);
+  return __libc_realloc(ptr, size);
+}
+void free(void* ptr) { __libc_free(ptr); }
+}
+
+namespace {
+
+// Heap allocations made while running `f`.
+template <class F>
+long allocations_during(F&& f) {
+  const long before = allocations.load();
+  f();
+  return allocations.load() - before;
+}
+
+std::string ping_batch(int members, bool with_errors) {
+  std::string s = "[";
+  for (int i = 0; i < members; ++i) {
+    if (i) s += ',';
+    if (with_errors && i % 10 == 3) {
+      s += R"({"jsonrpc":"1.0","method":"ping","id":)" + std::to_string(i) + "}";  // invalid
+    } else if (i % 3 == 2) {
+      s += R"({"jsonrpc":"2.0","method":"ping","params":{"nonce":"n)" + std::to_string(i) + R"("}})";
+    } else {
+      s += R"({"jsonrpc":"2.0","method":"ping","params":{"nonce":)" + std::to_string(i) + R"(},"id":)" +
+           std::to_string(i) + "}";
+    }
+  }
+  return s + "]";
+}
+
+rpc::Router make_router() {
+  rpc::Router router;
+  router.add("ping", [](const rpc::Value& nonce, rpc::ResultWriter& out) {
+    out.start_object();
+    out.key("nonce");
+    out.write(nonce);
+    out.end_object();
+  }, rpc::names("nonce"));
+  router.add("subtract", [](long a, long b) { return a - b; }, rpc::names("minuend", "subtrahend"));
+  return router;
+}
+
+}  // namespace
+
+TEST_SUITE("allocation") {
+  TEST_CASE("a warmed-up router allocates nothing for a batch of 1000") {
+    const rpc::Router router = make_router();
+    for (const bool with_errors : {false, true}) {
+      CAPTURE(with_errors);
+      const std::string message = ping_batch(1000, with_errors);
+      rpc::Buffer out;
+      REQUIRE(router.handle(message, out));  // warm-up: pools and buffers grow once
+      CHECK(allocations_during([&] { (void)router.handle(message, out); }) == 0);
+
+      std::string insitu = message;
+      REQUIRE(router.handle_insitu(insitu, out));
+      insitu = message;
+      CHECK(allocations_during([&] { (void)router.handle_insitu(insitu, out); }) == 0);
+    }
+  }
+
+  TEST_CASE("typed handlers with numeric params allocate nothing") {
+    const rpc::Router router = make_router();
+    std::string message = "[";
+    for (int i = 0; i < 100; ++i) {
+      message += std::string(i ? "," : "") + R"({"jsonrpc":"2.0","method":"subtract","params":)" +
+                 (i % 2 ? R"({"subtrahend":1,"minuend":)" + std::to_string(i) + "}"
+                        : "[" + std::to_string(i) + ",1]") +
+                 R"(,"id":)" + std::to_string(i) + "}";
+    }
+    message += "]";
+    rpc::Buffer out;
+    REQUIRE(router.handle(message, out));
+    CHECK(allocations_during([&] { (void)router.handle(message, out); }) == 0);
+  }
+
+  TEST_CASE("returning the reply as a std::string costs that one allocation") {
+    const rpc::Router router = make_router();
+    const std::string message = ping_batch(100, false);
+    REQUIRE(router.handle(message));
+    CHECK(allocations_during([&] { (void)router.handle(message); }) == 1);
+  }
+
+  TEST_CASE("parse errors and limit errors allocate nothing") {
+    const rpc::Router router = make_router();
+    rpc::Buffer out;
+    REQUIRE(router.handle("[1,", out));
+    CHECK(allocations_during([&] { (void)router.handle("[1,", out); }) == 0);
+    const std::string deep(200, '[');
+    REQUIRE(router.handle(deep, out));  // warm-up: the parser's stack grows to the depth limit once
+    CHECK(allocations_during([&] { (void)router.handle(deep, out); }) == 0);
+    CHECK(out.view() ==
+          R"({"jsonrpc":"2.0","id":null,"error":{"code":-32002,"message":"Nesting too deep","data":{"max":128}}})");
+  }
+}
+
+#endif  // __GLIBC__
