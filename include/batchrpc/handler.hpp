@@ -168,8 +168,8 @@ class TypedHandler final : public Handler {
     std::array<const Value*, bound_count> slots{};
     if (params.is_array()) {
       if (params.size() > bound_count) {
-        error.reason = "expected at most " + std::to_string(bound_count) + " params, got " +
-                       std::to_string(params.size());
+        error.reason = "too many params: expected at most " + std::to_string(bound_count) +
+                       ", got " + std::to_string(params.size());
         return false;
       }
       for (std::size_t i = 0; i < params.size(); ++i) slots[i] = params.at(i);

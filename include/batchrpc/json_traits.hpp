@@ -3,7 +3,6 @@
 /// `rpc::JsonTraits<T>`: how C++ types are read from params and written as results.
 #pragma once
 
-#include <charconv>
 #include <cmath>
 #include <concepts>
 #include <cstdint>
@@ -16,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "detail/number_text.hpp"
 #include "json.hpp"
 #include "result_writer.hpp"
 
@@ -35,7 +35,8 @@ namespace rpc {
  * Provided: `bool`, integers (range-checked; JSON integers only, no fraction or exponent),
  * `float`/`double`, `std::string`, `std::string_view` (a view into the message, valid during the
  * call), `std::vector<T>`, `std::map<std::string, T>`, `std::unordered_map<std::string, T>`,
- * `std::optional<T>` (`null` or absent), `rpc::Json` (any value, as text), and for results also
+ * `std::optional<T>` (`null` or absent), `rpc::Json` (any value, re-serialised from the parsed
+ * value: numbers in their shortest form, strings re-escaped), and for results also
  * `const char*`, `std::nullptr_t` and `rpc::Value`.
  */
 template <class T>
@@ -80,7 +81,7 @@ struct JsonTraits<T> {
   static bool read(const Value& v, T& out, std::string& why) {
     if constexpr (std::is_signed_v<T>) {
       if (!v.IsInt64()) {
-        return why = v.IsUint64() ? "integer out of range" : "expected an integer", false;
+        return why = v.IsUint64() || beyond_64_bits(v) ? "integer out of range" : "expected an integer", false;
       }
       const std::int64_t i = v.GetInt64();
       if (i < std::numeric_limits<T>::min() || i > std::numeric_limits<T>::max()) {
@@ -89,13 +90,19 @@ struct JsonTraits<T> {
       out = static_cast<T>(i);
     } else {
       if (!v.IsUint64()) {
-        return why = v.IsInt64() ? "integer out of range" : "expected an integer", false;
+        return why = v.IsInt64() || beyond_64_bits(v) ? "integer out of range" : "expected an integer", false;
       }
       const std::uint64_t u = v.GetUint64();
       if (u > std::numeric_limits<T>::max()) return why = "integer out of range", false;
       out = static_cast<T>(u);
     }
     return true;
+  }
+  // Integers too large for 64 bits arrive as doubles; name them for what they are.
+  static bool beyond_64_bits(const Value& v) {
+    if (!v.IsDouble()) return false;
+    const double d = v.GetDouble();
+    return std::trunc(d) == d && std::fabs(d) >= 9223372036854775808.0;
   }
   static void write(ResultWriter& w, T i) {
     if constexpr (std::is_signed_v<T>) {
@@ -130,9 +137,7 @@ struct JsonTraits<float> {
   // Shortest text that reads back as the same float (0.1f is "0.1", not "0.10000000149011612").
   static void write(ResultWriter& w, float f) {
     if (!std::isfinite(f)) return w.number(static_cast<double>(f));  // throws: not JSON
-    char text[32];
-    const auto end = std::to_chars(text, text + sizeof text, f).ptr;
-    w.raw_number(std::string_view(text, static_cast<std::size_t>(end - text)));
+    w.raw_number(detail::shortest_text(f).view());
   }
 };
 

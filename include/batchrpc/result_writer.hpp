@@ -3,6 +3,7 @@
 /// `rpc::ResultWriter`: writes one JSON value (a handler's result) straight into the reply.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <stdexcept>
 #include <string_view>
@@ -10,6 +11,8 @@
 #include <rapidjson/writer.h>
 
 #include "buffer.hpp"
+#include "detail/number_text.hpp"
+#include "detail/utf8.hpp"
 #include "json.hpp"
 
 namespace rpc {
@@ -17,8 +20,8 @@ namespace rpc {
 class Router;
 
 namespace detail {
-using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer, rapidjson::UTF8<>, rapidjson::UTF8<>,
-                                     rapidjson::CrtAllocator, rapidjson::kWriteValidateEncodingFlag>;
+// Strings are validated before they reach RapidJSON, so a refused value writes nothing at all.
+using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
 struct WriterAccess;
 }  // namespace detail
 
@@ -28,8 +31,8 @@ struct WriterAccess;
  * A handler that takes `rpc::ResultWriter&` writes its result itself (for large or streamed
  * results); others return a value that batchrpc writes here. Every call is checked: a key
  * outside an object, a second top-level value, NaN/infinity, or invalid UTF-8 throws
- * `std::logic_error`, which answers the request `-32603` (nothing partial is sent). Writing
- * nothing answers `null`.
+ * `std::logic_error` and writes nothing. Uncaught, it answers the request `-32603` (nothing
+ * partial is sent). Writing nothing answers `null`.
  *
  * @code
  * router.add("range", [](int n, rpc::ResultWriter& out) {
@@ -68,17 +71,19 @@ class ResultWriter : private detail::JsonWriter {
     check_value();
     check(Base::Uint64(u));
   }
-  /// A finite floating-point number (shortest round-trip form).
+  /// A finite floating-point number, in the shortest form that reads back exactly (`42`,
+  /// `0.1`, `1e+100`).
   void number(double d) {
     check_value();
-    if (!Base::Double(d)) fail("batchrpc: NaN and infinity cannot be written as JSON");
+    if (!std::isfinite(d)) fail("batchrpc: NaN and infinity cannot be written as JSON");
+    const detail::NumberText text = detail::shortest_text(d);
+    check(Base::RawValue(text.bytes, text.size, rapidjson::kNumberType));
   }
   /// A string (must be valid UTF-8; may contain NUL bytes).
   void string(std::string_view s) {
     check_value();
-    if (!Base::String(s.data(), static_cast<rapidjson::SizeType>(s.size()))) {
-      fail("batchrpc: string is not valid UTF-8");
-    }
+    if (!detail::is_valid_utf8(s)) fail("batchrpc: string is not valid UTF-8");
+    check(Base::String(s.data(), static_cast<rapidjson::SizeType>(s.size())));
   }
   /// A number written from its JSON text as given (the caller guarantees it is a JSON number).
   void raw_number(std::string_view text) {
@@ -99,9 +104,8 @@ class ResultWriter : private detail::JsonWriter {
   /// The next member's name (inside an object, before its value).
   void key(std::string_view name) {
     if (!in_object_expecting_key()) fail("batchrpc: key() is only valid inside an object, before a value");
-    if (!Base::Key(name.data(), static_cast<rapidjson::SizeType>(name.size()))) {
-      fail("batchrpc: key is not valid UTF-8");
-    }
+    if (!detail::is_valid_utf8(name)) fail("batchrpc: key is not valid UTF-8");
+    check(Base::Key(name.data(), static_cast<rapidjson::SizeType>(name.size())));
   }
   /// Closes the innermost object.
   void end_object() {
@@ -147,6 +151,7 @@ class ResultWriter : private detail::JsonWriter {
     if (!ok) fail("batchrpc: a value is not allowed here (second result, or a member without key())");
   }
   void reset(Buffer& out) { Base::Reset(out.stream()); }
+
 };
 
 namespace detail {

@@ -143,7 +143,7 @@ TEST_SUITE("router") {
     CHECK(f.handle(R"({"jsonrpc":"2.0","method":"echo","params":[1e999999],"id":1})") ==
           parse_error(43, "Number too big to be stored in double."));
     CHECK(f.handle(R"({"jsonrpc":"2.0","method":"echo","params":[1e-999999],"id":1})") ==
-          result("1", "0.0"));
+          result("1", "0"));
   }
 
   TEST_CASE("JSON that is not a Request object is -32600 with id null") {
@@ -290,7 +290,7 @@ TEST_SUITE("router") {
                    R"({"jsonrpc":"2.0","method":"count","id":5}])") ==
           "[" + error("1", -32603, "Internal error") + "," + result("2", "1") + "," +
               error("3", -32001, "Quota exceeded", R"({"retryAfter":30})") + "," +
-              error("4", -32602, "Invalid params", R"({"reason":"expected at most 0 params, got 1"})") + "," +
+              error("4", -32602, "Invalid params", R"({"reason":"too many params: expected at most 0, got 1"})") + "," +
               result("5", "2") + "]");
   }
 

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: MIT
+// UTF-8 validation for strings handlers hand to the writer.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+#include <rapidjson/encodings.h>
+#include <rapidjson/memorystream.h>
+
+namespace rpc::detail {
+
+// True when `text` is well-formed UTF-8 (no overlongs, surrogates or code points past
+// U+10FFFF). ASCII is skipped eight bytes at a time; the rest goes through RapidJSON's decoder.
+inline bool is_valid_utf8(std::string_view text) {
+  std::size_t i = 0;
+  for (; i + 8 <= text.size(); i += 8) {
+    std::uint64_t word;
+    std::memcpy(&word, text.data() + i, sizeof word);
+    if (word & 0x8080808080808080ull) break;
+  }
+  while (i < text.size() && static_cast<unsigned char>(text[i]) < 0x80) ++i;
+  if (i == text.size()) return true;
+
+  struct Discard {
+    void Put(char) {}
+  } sink;
+  rapidjson::MemoryStream in(text.data() + i, text.size() - i);
+  while (in.Tell() < text.size() - i) {
+    if (!rapidjson::UTF8<>::Validate(in, sink)) return false;
+  }
+  return true;
+}
+
+}  // namespace rpc::detail
