@@ -5,5 +5,8 @@
 #error "src/batchrpc.cpp is the compiled variant: build it with BATCHRPC_SEPARATE_COMPILATION"
 #endif
 
+#include "batchrpc/impl/builtins.ipp"
+#include "batchrpc/impl/call.ipp"
 #include "batchrpc/impl/json.ipp"
 #include "batchrpc/impl/router.ipp"
+#include "batchrpc/impl/session.ipp"

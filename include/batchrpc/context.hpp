@@ -8,6 +8,12 @@
 
 namespace rpc {
 
+class Router;
+class Session;
+namespace detail {
+class Deferred;
+}
+
 /// A request's `id` as the client sent it (JSON-RPC 2.0 §4).
 struct RequestId {
   /// Which JSON type the id had; `none` marks a notification.
@@ -34,6 +40,17 @@ class Context {
   Context(std::string_view method, RequestId id, std::stop_token stop = {}) noexcept
       : method_(method), id_(id), stop_(std::move(stop)) {}
 
+  /// Where the call comes from: the router, the session (if any), and the slot a Responder
+  /// fills. Set by batchrpc.
+  struct Origin {
+    const Router* router = nullptr;
+    Session* session = nullptr;
+    detail::Deferred* deferred = nullptr;
+  };
+  /// A context with its origin (used by batchrpc).
+  Context(std::string_view method, RequestId id, std::stop_token stop, Origin origin) noexcept
+      : method_(method), id_(id), stop_(std::move(stop)), origin_(origin) {}
+
   /// The method name as called.
   [[nodiscard]] std::string_view method() const noexcept { return method_; }
   /// The request id (kind `none` for notifications).
@@ -44,11 +61,19 @@ class Context {
   [[nodiscard]] const std::stop_token& stop_token() const noexcept { return stop_; }
   /// Shorthand for `stop_token().stop_requested()`.
   [[nodiscard]] bool stop_requested() const noexcept { return stop_.stop_requested(); }
+  /// The router handling the call (nullptr for a context made by hand).
+  [[nodiscard]] const Router* router() const noexcept { return origin_.router; }
+  /// The session the message came through, or nullptr for `Router::handle` (trusted, in
+  /// process: every capability is granted there).
+  [[nodiscard]] Session* session() const noexcept { return origin_.session; }
+  /// The slot a `rpc::Responder` parameter answers into (batchrpc's own use).
+  [[nodiscard]] detail::Deferred* deferred() const noexcept { return origin_.deferred; }
 
  private:
   std::string_view method_;
   RequestId id_;
   std::stop_token stop_;
+  Origin origin_{};
 };
 
 }  // namespace rpc

@@ -76,4 +76,8 @@ class Error : public std::runtime_error {
   Json data_;
 };
 
+/// The error a handler throws when it stops early because its request was cancelled
+/// (`-32800 Request cancelled`): `if (ctx.stop_requested()) throw rpc::cancelled();`
+inline Error cancelled() { return Error(ErrorCode::request_cancelled); }
+
 }  // namespace rpc

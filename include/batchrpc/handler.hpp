@@ -5,6 +5,7 @@
 /// A handler is any callable with one, non-template call signature. Its parameters are:
 /// - `rpc::Context&`: the call's context (injected, any position);
 /// - `rpc::ResultWriter&`: write the result yourself (the handler must return void);
+/// - `rpc::Responder`: answer later, from any thread (the handler must return void);
 /// - `rpc::Params` / `const rpc::Params&`: the raw params (then no other parameter is bound);
 /// - otherwise bound from `params` by position, or by name when `rpc::names(...)` was given:
 ///   any `JsonReadable` type, `const rpc::Value&` (any JSON value), `const rpc::Value*`
@@ -29,6 +30,7 @@
 #include "json_traits.hpp"
 #include "names.hpp"
 #include "params.hpp"
+#include "responder.hpp"
 #include "result_writer.hpp"
 
 namespace rpc::detail {
@@ -59,7 +61,10 @@ inline constexpr bool is_writer_v = std::is_same_v<bare_t<P>, ResultWriter>;
 template <class P>
 inline constexpr bool is_params_v = std::is_same_v<bare_t<P>, Params>;
 template <class P>
-inline constexpr bool is_bound_v = !is_context_v<P> && !is_writer_v<P> && !is_params_v<P>;
+inline constexpr bool is_responder_v = std::is_same_v<bare_t<P>, Responder>;
+template <class P>
+inline constexpr bool is_bound_v = !is_context_v<P> && !is_writer_v<P> && !is_params_v<P> &&
+                                   !is_responder_v<P>;
 template <class P>
 inline constexpr bool is_value_ref_v = std::is_same_v<bare_t<P>, Value>;
 
@@ -85,6 +90,7 @@ struct arg_info<std::tuple<A...>> {
   static constexpr std::array<bool, sizeof...(A)> bound{is_bound_v<A>...};
   static constexpr std::size_t bound_count = (std::size_t{0} + ... + (is_bound_v<A> ? 1 : 0));
   static constexpr bool takes_writer = (false || ... || is_writer_v<A>);
+  static constexpr bool takes_responder = (false || ... || is_responder_v<A>);
   static constexpr bool takes_params = (false || ... || is_params_v<A>);
   static constexpr bool all_bindable = ((!is_bound_v<A> || is_bindable_v<A>) && ...);
   // A bound parameter may not be a mutable lvalue reference: it would refer to a temporary.
@@ -92,7 +98,9 @@ struct arg_info<std::tuple<A...>> {
       ((!is_bound_v<A> || !std::is_lvalue_reference_v<A> ||
         std::is_const_v<std::remove_reference_t<A>>) && ...);
   static constexpr bool injected_refs_ok =
-      (((!is_context_v<A> && !is_writer_v<A>) || std::is_lvalue_reference_v<A>) && ...);
+      (((!is_context_v<A> && !is_writer_v<A>) || std::is_lvalue_reference_v<A>) && ...) &&
+      ((!is_responder_v<A> || !std::is_lvalue_reference_v<A> ||
+        std::is_const_v<std::remove_reference_t<A>>) && ...);
   using stored = std::tuple<stored_t<A>...>;  // one slot per parameter; injected ones unused
   // Position among bound parameters of C++ parameter I.
   static constexpr std::size_t bound_index(std::size_t i) {
@@ -156,11 +164,21 @@ class TypedHandler final : public Handler {
       return (out);
     } else if constexpr (is_params_v<P>) {
       return (params);
+    } else if constexpr (is_responder_v<P>) {
+      return take_responder(ctx);
     } else if constexpr (is_value_ref_v<P>) {
       return (*std::get<I>(args));
     } else {
       return std::move(std::get<I>(args));
     }
+  }
+
+  static Responder take_responder(Context& ctx) {
+    detail::Deferred* slot = ctx.deferred();
+    if (slot == nullptr || !slot->take()) {
+      throw std::logic_error("batchrpc: no Responder can be made for this call");
+    }
+    return Responder(*slot);
   }
 
   // Fills one slot per bound parameter from `params`, by position or by name.
@@ -263,6 +281,7 @@ constexpr bool handler_ok() {
     return Sig::is_const && Info::all_bindable && Info::refs_ok && Info::injected_refs_ok &&
            (!Info::takes_params || Info::bound_count == 0) &&
            (!Info::takes_writer || std::is_void_v<R>) &&
+           (!Info::takes_responder || (std::is_void_v<R> && !Info::takes_writer)) &&
            (std::is_void_v<R> || JsonWritable<std::remove_cvref_t<R>>) &&
            (N == 0 || N == Info::bound_count);
   }
@@ -288,13 +307,17 @@ constexpr bool check_handler() {
     static_assert(Info::refs_ok,
                   "batchrpc: take bound parameters by value or by const reference, not T&.");
     static_assert(Info::injected_refs_ok,
-                  "batchrpc: take rpc::Context and rpc::ResultWriter by reference (rpc::Context&).");
+                  "batchrpc: take rpc::Context and rpc::ResultWriter by reference (rpc::Context&) "
+                  "and rpc::Responder by value or const&.");
     static_assert(!Info::takes_params || Info::bound_count == 0,
                   "batchrpc: a handler taking rpc::Params reads all params itself; remove the "
                   "other bound parameters or drop rpc::Params.");
     static_assert(!Info::takes_writer || std::is_void_v<R>,
                   "batchrpc: a handler taking rpc::ResultWriter& writes its result itself and "
                   "must return void.");
+    static_assert(!Info::takes_responder || (std::is_void_v<R> && !Info::takes_writer),
+                  "batchrpc: a handler taking rpc::Responder answers through it: return void "
+                  "and do not also take rpc::ResultWriter&.");
     static_assert(std::is_void_v<R> || JsonWritable<std::remove_cvref_t<R>>,
                   "batchrpc: the handler's return type has no JSON form. Return bool, an integer, "
                   "float/double, std::string, std::vector<T>, std::map<std::string, T>, "

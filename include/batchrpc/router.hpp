@@ -6,12 +6,14 @@
 #include <cstddef>
 #include <exception>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "buffer.hpp"
 #include "config.hpp"
@@ -19,6 +21,7 @@
 #include "error.hpp"
 #include "handler.hpp"
 #include "limits.hpp"
+#include "method_options.hpp"
 #include "names.hpp"
 
 namespace rpc {
@@ -26,6 +29,11 @@ namespace rpc {
 namespace detail {
 struct Workspace;
 struct Request;
+/// A registered method: its handler and options.
+struct Method {
+  std::unique_ptr<Handler> handler;
+  MethodOptions options;
+};
 struct StringHash {
   using is_transparent = void;
   std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
@@ -88,8 +96,8 @@ class Router {
    * Not thread-safe: register everything before the first `handle`.
    */
   template <class F>
-  Router& add(std::string_view name, F&& handler) {
-    return add(name, std::forward<F>(handler), Names<0>{});
+  Router& add(std::string_view name, F&& handler, MethodOptions options = {}) {
+    return add(name, std::forward<F>(handler), Names<0>{}, std::move(options));
   }
 
   /**
@@ -101,15 +109,41 @@ class Router {
    * @endcode
    */
   template <class F, std::size_t N>
-  Router& add(std::string_view name, F&& handler, const Names<N>& param_names) {
-    add_handler(name, detail::make_handler<N>(std::forward<F>(handler), param_names));
+  Router& add(std::string_view name, F&& handler, const Names<N>& param_names,
+              MethodOptions options = {}) {
+    add_method(name, {detail::make_handler<N>(std::forward<F>(handler), param_names),
+                      std::move(options)});
     return *this;
   }
 
   /// True when `name` is registered.
-  [[nodiscard]] bool contains(std::string_view name) const {
-    return methods_.find(name) != methods_.end();
+  [[nodiscard]] bool contains(std::string_view name) const { return find(name) != nullptr; }
+  /// The method registered as `name`, or nullptr.
+  [[nodiscard]] const detail::Method* find(std::string_view name) const {
+    const auto found = methods_.find(name);
+    return found == methods_.end() ? nullptr : &found->second;
   }
+  /// The options `name` was registered with, or nullptr.
+  [[nodiscard]] const MethodOptions* options_of(std::string_view name) const {
+    const detail::Method* m = find(name);
+    return m == nullptr ? nullptr : &m->options;
+  }
+  /// The router's options.
+  [[nodiscard]] const RouterOptions& options() const noexcept { return options_; }
+
+  /**
+   * Describes a capability for `info`: `settings` (a JSON object) is reported to sessions
+   * granted `name`. Capabilities named by methods need no description (they report `{}`).
+   * Not thread-safe: call before the first `handle`.
+   */
+  Router& describe_capability(std::string_view name, Json settings) {
+    capability_settings_[std::string(name)] = std::move(settings);
+    return *this;
+  }
+  /// Every capability a method requires or `describe_capability` named, sorted.
+  [[nodiscard]] BATCHRPC_DECL std::vector<std::string> capabilities() const;
+  /// The settings `describe_capability` gave `name` (empty when none).
+  [[nodiscard]] BATCHRPC_DECL const Json& capability_settings(std::string_view name) const;
   /// The limits this router enforces.
   [[nodiscard]] const Limits& limits() const noexcept { return options_.limits; }
 
@@ -142,19 +176,18 @@ class Router {
   [[nodiscard]] BATCHRPC_DECL bool handle_insitu(std::span<char> message, Buffer& reply) const;
 
  private:
-  BATCHRPC_DECL void add_handler(std::string_view name, std::unique_ptr<detail::Handler> handler);
+  BATCHRPC_DECL void add_method(std::string_view name, detail::Method method);
   BATCHRPC_DECL bool handle_copy(std::string_view message, detail::Workspace& ws, Buffer& out) const;
   BATCHRPC_DECL bool process(char* text, std::size_t size, detail::Workspace& ws, Buffer& out) const;
   BATCHRPC_DECL bool dispatch(const Value& message, std::string_view raw_id, detail::Workspace& ws,
                               Buffer& out) const;
-  BATCHRPC_DECL bool invoke(const detail::Handler& handler, const detail::Request& request,
-                            detail::Workspace& ws, Buffer& out) const;
   BATCHRPC_DECL bool handle_safely(char* text, std::size_t size, detail::Workspace& ws,
                                    Buffer& out) const noexcept;
 
-  using MethodTable = std::unordered_map<std::string, std::unique_ptr<detail::Handler>,
-                                         detail::StringHash, std::equal_to<>>;
+  using MethodTable =
+      std::unordered_map<std::string, detail::Method, detail::StringHash, std::equal_to<>>;
   MethodTable methods_;
+  std::map<std::string, Json, std::less<>> capability_settings_;
   RouterOptions options_;
 };
 

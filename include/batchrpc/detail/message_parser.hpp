@@ -181,7 +181,7 @@ class MessageBuilder {
 // allocates nothing per message. Not thread-safe: one per thread (see Workspace).
 class MessageParser {
  public:
-  MessageParser() { make_pools(kInitialPoolBytes); }
+  MessageParser() = default;  // memory is taken on the first parse, so idle parsers cost nothing
   MessageParser(const MessageParser&) = delete;
   MessageParser& operator=(const MessageParser&) = delete;
 
@@ -191,6 +191,7 @@ class MessageParser {
     constexpr unsigned flags = rapidjson::kParseInsituFlag | rapidjson::kParseIterativeFlag |
                                rapidjson::kParseValidateEncodingFlag |
                                rapidjson::kParseNumbersAsStringsFlag;
+    if (!doc_) make_pools(kInitialPoolBytes);
     raw_ids_.clear();
     rapidjson::InsituStringStream stream(text);
     MessageBuilder builder(*doc_, raw_ids_, limits);
@@ -224,6 +225,7 @@ class MessageParser {
 
   // Drops the parsed message; memory is kept for the next one (up to a bound).
   void release() {
+    if (!doc_) return;
     doc_->SetNull();
     const std::size_t used = value_pool_->Capacity() + stack_pool_->Capacity();
     if (used > pool_bytes_ && used <= kMaxRetainedPoolBytes) {

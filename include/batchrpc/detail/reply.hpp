@@ -90,6 +90,28 @@ void write_error(Buffer& out, ResultWriter& w, const RequestId& id, ErrorCode co
               std::forward<DataWriter>(data));
 }
 
+// `{"max": N}` as error data.
+struct MaxData {
+  std::size_t max;
+  void operator()(ResultWriter& w) const {
+    w.start_object();
+    w.key("max");
+    w.unsigned_integer(max);
+    w.end_object();
+  }
+};
+
+// `{"reason": "..."}` as error data.
+struct ReasonData {
+  std::string_view reason;
+  void operator()(ResultWriter& w) const {
+    w.start_object();
+    w.key("reason");
+    w.string(reason);
+    w.end_object();
+  }
+};
+
 // The id of a response to something that is not a valid request (JSON-RPC 2.0 §5).
 inline constexpr RequestId null_id{RequestId::Kind::null, {}};
 

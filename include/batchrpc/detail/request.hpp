@@ -15,7 +15,8 @@ namespace rpc::detail {
 struct Request {
   RequestId id;
   std::string_view method;
-  const Value* params = nullptr;  // nullptr: absent
+  const Value* params = nullptr;    // nullptr: absent
+  const Value* id_value = nullptr;  // nullptr: a notification
 };
 
 inline std::string_view name_of(const Value& name) {
@@ -70,6 +71,7 @@ inline const char* read_request(const Value& v, std::string_view raw_number_id, 
     } else if (name == "id") {
       known_twice |= has_id;
       has_id = true;
+      out.id_value = &m.value;
       if (m.value.IsString()) {
         out.id = {RequestId::Kind::string, name_of(m.value)};
       } else if (m.value.IsNumber()) {

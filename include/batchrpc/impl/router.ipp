@@ -2,11 +2,15 @@
 // Non-template bodies of router.hpp: the message pipeline (parse, classify, dispatch, write).
 #pragma once
 
+#include <algorithm>
+#include <condition_variable>
 #include <cstring>
 #include <exception>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 
+#include "../detail/call.hpp"
 #include "../detail/message_parser.hpp"
 #include "../detail/reply.hpp"
 #include "../detail/request.hpp"
@@ -22,38 +26,15 @@ BATCHRPC_DECL Workspace& thread_workspace() {
   return workspace;
 }
 
-// `{"max": N}` as error data.
-struct MaxData {
-  std::size_t max;
-  void operator()(ResultWriter& w) const {
-    w.start_object();
-    w.key("max");
-    w.unsigned_integer(max);
-    w.end_object();
-  }
-};
-
-// `{"reason": "..."}` as error data.
-struct ReasonData {
-  std::string_view reason;
-  void operator()(ResultWriter& w) const {
-    w.start_object();
-    w.key("reason");
-    w.string(reason);
-    w.end_object();
-  }
-};
-
 }  // namespace detail
 
-BATCHRPC_DECL void Router::add_handler(std::string_view name,
-                                       std::unique_ptr<detail::Handler> handler) {
+BATCHRPC_DECL void Router::add_method(std::string_view name, detail::Method method) {
   if (name.empty()) throw std::invalid_argument("batchrpc: a method name cannot be empty");
   if (name.substr(0, 4) == "rpc.") {
     throw std::invalid_argument("batchrpc: method names starting with \"rpc.\" are reserved: " +
                                 std::string(name));
   }
-  if (!methods_.emplace(std::string(name), std::move(handler)).second) {
+  if (!methods_.emplace(std::string(name), std::move(method)).second) {
     throw std::invalid_argument("batchrpc: method already registered: " + std::string(name));
   }
 }
@@ -198,6 +179,27 @@ BATCHRPC_DECL bool Router::process(char* text, std::size_t size, detail::Workspa
   return true;
 }
 
+namespace detail {
+// The router's own path answers in one call, so a Responder that answers later is waited for.
+class BlockingDeferred final : public Deferred {
+ public:
+  void wait() {
+    std::unique_lock lock(mutex_);
+    answered_.wait(lock, [this] { return done_; });
+  }
+
+ private:
+  void on_complete() override {
+    std::lock_guard lock(mutex_);
+    done_ = true;
+    answered_.notify_all();  // under the lock: the waiter may destroy us once it is released
+  }
+  std::mutex mutex_;
+  std::condition_variable answered_;
+  bool done_ = false;
+};
+}  // namespace detail
+
 BATCHRPC_DECL bool Router::dispatch(const Value& message, std::string_view raw_id,
                                     detail::Workspace& ws, Buffer& out) const {
   detail::Request request;
@@ -206,99 +208,40 @@ BATCHRPC_DECL bool Router::dispatch(const Value& message, std::string_view raw_i
                         detail::ReasonData{why});
     return true;
   }
-  const auto found = methods_.find(request.method);
-  if (found == methods_.end()) {
+  const detail::Method* method = find(request.method);
+  if (method == nullptr) {
     if (request.id.is_notification()) return false;
     detail::write_error(out, ws.writer, request.id, ErrorCode::method_not_found);
     return true;
   }
-  return invoke(*found->second, request, ws, out);
+
+  const std::size_t start = out.size();
+  detail::BlockingDeferred later;
+  Context ctx(request.method, request.id, {}, {this, nullptr, &later});
+  if (!detail::call_method(options_, *method, request, ctx, ws.writer, out)) {
+    later.wait();
+    detail::write_deferred(options_, request, later, ws.writer, out);
+  }
+  if (request.id.is_notification()) return false;
+  detail::fit_response(options_.limits, request.id, start, ws.writer, out);
+  return true;
 }
 
-BATCHRPC_DECL bool Router::invoke(const detail::Handler& handler, const detail::Request& request,
-                                  detail::Workspace& ws, Buffer& out) const {
-  const std::size_t start = out.size();
-  const bool notification = request.id.is_notification();
-  ResultWriter& w = ws.writer;
-  if (!notification) detail::begin_result(out, w, request.id);
-  detail::WriterAccess::reset(w, out);
+BATCHRPC_DECL std::vector<std::string> Router::capabilities() const {
+  std::vector<std::string> names;
+  for (const auto& [name, method] : methods_) {
+    if (!method.options.capability.empty()) names.push_back(method.options.capability);
+  }
+  for (const auto& [name, settings] : capability_settings_) names.push_back(name);
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
 
-  Context ctx(request.method, request.id);
-  detail::ParamError param_error;
-  detail::InvokeStatus status = detail::InvokeStatus::ok;
-  std::optional<Error> user_error;
-  std::exception_ptr unexpected;
-  try {
-    status = handler.invoke(Params(request.params), ctx, w, param_error);
-    if (status == detail::InvokeStatus::ok) {
-      if (w.empty()) {
-        w.null();
-      } else if (!w.complete()) {
-        throw std::logic_error("batchrpc: the handler left its result incomplete");
-      }
-    }
-  } catch (const Error& e) {
-    user_error.emplace(e);
-  } catch (...) {
-    unexpected = std::current_exception();
-  }
-
-  if (unexpected && options_.on_exception) {
-    try {
-      options_.on_exception(request.method, unexpected);
-    } catch (...) {  // a logging hook must not take the server down
-    }
-  }
-  if (notification) {  // JSON-RPC 2.0 §4.1: never answered, not even with an error
-    out.truncate(start);
-    return false;
-  }
-
-  if (!user_error && !unexpected && status == detail::InvokeStatus::ok) {
-    out.append('}');
-    if (out.size() <= options_.limits.max_response_bytes) return true;
-    out.truncate(start);
-    detail::write_error(out, w, request.id, ErrorCode::response_too_large,
-                        detail::MaxData{options_.limits.max_response_bytes});
-    return true;
-  }
-
-  out.truncate(start);
-  if (user_error) {
-    detail::write_error(out, w, request.id, user_error->code(), user_error->message(),
-                        [&](ResultWriter& dw) {
-                          if (!user_error->data().empty()) dw.raw(user_error->data());
-                        });
-  } else if (unexpected) {
-    detail::write_error(out, w, request.id, ErrorCode::internal_error, [&](ResultWriter& dw) {
-      if (!options_.expose_exception_text) return;
-      dw.start_object();
-      dw.key("exception");
-      try {
-        std::rethrow_exception(unexpected);
-      } catch (const std::exception& e) {
-        dw.string(e.what());
-      } catch (...) {
-        dw.string("unknown exception");
-      }
-      dw.end_object();
-    });
-  } else {
-    detail::write_error(out, w, request.id, ErrorCode::invalid_params, [&](ResultWriter& dw) {
-      dw.start_object();
-      if (!param_error.name.empty()) {
-        dw.key("param");
-        dw.string(param_error.name);
-      } else if (param_error.index >= 0) {
-        dw.key("param");
-        dw.integer(param_error.index);
-      }
-      dw.key("reason");
-      dw.string(param_error.reason);
-      dw.end_object();
-    });
-  }
-  return true;
+BATCHRPC_DECL const Json& Router::capability_settings(std::string_view name) const {
+  static const Json none;
+  const auto found = capability_settings_.find(name);
+  return found == capability_settings_.end() ? none : found->second;
 }
 
 }  // namespace rpc

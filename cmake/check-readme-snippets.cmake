@@ -1,0 +1,56 @@
+# SPDX-License-Identifier: MIT
+# cmake -DREADME=<README.md> -DSOURCE=<readme_snippets_test.cpp> -P check-readme-snippets.cmake
+# Every README block marked `<!-- snippet: NAME -->` (the ```cpp fence on the next line) must
+# equal the region between `// snippet:begin NAME` and `// snippet:end` in SOURCE, compared
+# line by line with leading whitespace removed. SOURCE is compiled and run by the unit tests.
+
+function(_normalise text out)
+  string(REGEX REPLACE "\n[ \t]+" "\n" text "\n${text}")
+  string(REGEX REPLACE "^\n" "" text "${text}")
+  string(STRIP "${text}" text)
+  set(${out} "${text}" PARENT_SCOPE)
+endfunction()
+
+file(READ "${README}" readme)
+file(READ "${SOURCE}" source)
+string(REGEX MATCHALL "<!-- snippet: [a-z_]+ -->" markers "${readme}")
+if(NOT markers)
+  message(FATAL_ERROR "no `<!-- snippet: NAME -->` blocks in ${README}")
+endif()
+set(failures 0)
+foreach(marker IN LISTS markers)
+  string(REGEX REPLACE "<!-- snippet: ([a-z_]+) -->" "\\1" name "${marker}")
+  # README: from the line after the ```cpp fence that follows the marker, to the closing fence.
+  string(FIND "${readme}" "${marker}" at)
+  string(SUBSTRING "${readme}" ${at} -1 rest)
+  string(FIND "${rest}" "```cpp\n" fence)
+  math(EXPR fence "${fence} + 7")
+  string(SUBSTRING "${rest}" ${fence} -1 rest)
+  string(FIND "${rest}" "```" close)
+  string(SUBSTRING "${rest}" 0 ${close} shown)
+  # SOURCE: the region with the same name.
+  string(FIND "${source}" "// snippet:begin ${name}\n" begin)
+  if(begin EQUAL -1)
+    message(SEND_ERROR "snippet '${name}' is in the README but not in ${SOURCE}")
+    math(EXPR failures "${failures} + 1")
+    continue()
+  endif()
+  string(SUBSTRING "${source}" ${begin} -1 region)
+  string(FIND "${region}" "\n" first_newline)
+  math(EXPR first_newline "${first_newline} + 1")
+  string(SUBSTRING "${region}" ${first_newline} -1 region)
+  string(FIND "${region}" "// snippet:end" end)
+  string(SUBSTRING "${region}" 0 ${end} compiled)
+  _normalise("${shown}" shown)
+  _normalise("${compiled}" compiled)
+  if(NOT shown STREQUAL compiled)
+    message(SEND_ERROR "README snippet '${name}' differs from the compiled one in ${SOURCE}:\n"
+                       "--- README ---\n${shown}\n--- compiled ---\n${compiled}\n")
+    math(EXPR failures "${failures} + 1")
+  endif()
+endforeach()
+if(failures GREATER 0)
+  message(FATAL_ERROR "${failures} README snippet(s) out of date")
+endif()
+list(LENGTH markers count)
+message(STATUS "${count} README snippets match the compiled code")

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: MIT
+// One method call, shared by the router's own path and sessions: bind, run, write the response.
+#pragma once
+
+#include "../buffer.hpp"
+#include "../context.hpp"
+#include "../result_writer.hpp"
+#include "../router.hpp"
+#include "deferred.hpp"
+#include "request.hpp"
+
+namespace rpc::detail {
+
+// Appends the response for `request` to `out` (nothing for a notification). Returns false when
+// the handler took a Responder: then nothing is written now, and the response is written with
+// write_deferred once ctx.deferred() completes (which may already have happened).
+BATCHRPC_DECL bool call_method(const RouterOptions& options, const Method& method,
+                               const Request& request, Context& ctx, ResultWriter& w, Buffer& out);
+
+// Appends the response for a request whose Responder has answered into `slot`.
+BATCHRPC_DECL void write_deferred(const RouterOptions& options, const Request& request,
+                                  Deferred& slot, ResultWriter& w, Buffer& out);
+
+// `-32601` for a method the session is not granted, naming the capability.
+BATCHRPC_DECL void write_not_granted(const RequestId& id, std::string_view capability,
+                                     ResultWriter& w, Buffer& out);
+
+// When `out` has grown past the reply budget, replaces what was written from `start` on with
+// a `-32003` error for `id`.
+BATCHRPC_DECL void fit_response(const Limits& limits, const RequestId& id, std::size_t start,
+                                ResultWriter& w, Buffer& out);
+
+}  // namespace rpc::detail
+
+#if defined(BATCHRPC_HEADER_ONLY)
+#include "../impl/call.ipp"
+#endif

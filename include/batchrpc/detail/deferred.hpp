@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: MIT
+// The slot a Responder fills when a handler answers after it has returned.
+#pragma once
+
+#include <atomic>
+#include <exception>
+#include <optional>
+#include <stop_token>
+
+#include "../buffer.hpp"
+#include "../error.hpp"
+
+namespace rpc::detail {
+
+// Filled exactly once, from any thread: a result value (JSON text), an rpc::Error, or an
+// unexpected exception. Whoever owns it is told through on_complete(), after which the
+// completing thread does not touch it again.
+class Deferred {
+ public:
+  Deferred() = default;
+  Deferred(const Deferred&) = delete;
+  Deferred& operator=(const Deferred&) = delete;
+
+  // Called when the handler takes a Responder; false if one was already taken.
+  bool take() { return !taken_.exchange(true); }
+  [[nodiscard]] bool taken() const { return taken_.load(); }
+
+  void reset(std::stop_token stop) {
+    taken_ = false;
+    value.clear();
+    error.reset();
+    failure = nullptr;
+    stop_ = std::move(stop);
+  }
+
+  [[nodiscard]] const std::stop_token& stop_token() const { return stop_; }
+
+  void complete() { on_complete(); }
+
+  Buffer value;                // the result's JSON text, when it succeeded
+  std::optional<Error> error;  // the handler's own error
+  std::exception_ptr failure;  // anything else
+
+ protected:
+  ~Deferred() = default;
+  virtual void on_complete() = 0;
+
+ private:
+  std::atomic<bool> taken_{false};
+  std::stop_token stop_;
+};
+
+}  // namespace rpc::detail

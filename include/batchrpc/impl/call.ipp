@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: MIT
+// Non-template bodies of detail/call.hpp.
+#pragma once
+
+#include <exception>
+#include <optional>
+#include <stdexcept>
+
+#include "../detail/call.hpp"
+#include "../detail/reply.hpp"
+
+namespace rpc::detail {
+
+// Exactly one of these says why a call failed.
+struct Failure {
+  const Error* error = nullptr;
+  std::exception_ptr unexpected;
+  const ParamError* params = nullptr;
+};
+
+BATCHRPC_DECL void report_exception(const RouterOptions& options, std::string_view method,
+                                    std::exception_ptr e) {
+  if (!options.on_exception) return;
+  try {
+    options.on_exception(method, e);
+  } catch (...) {  // a logging hook must not take the server down
+  }
+}
+
+BATCHRPC_DECL void write_failure(const RouterOptions& options, const RequestId& id,
+                                 const Failure& failure, ResultWriter& w, Buffer& out) {
+  if (failure.error != nullptr) {
+    const Error& e = *failure.error;
+    write_error(out, w, id, e.code(), e.message(), [&](ResultWriter& dw) {
+      if (!e.data().empty()) dw.raw(e.data());
+    });
+  } else if (failure.unexpected) {
+    write_error(out, w, id, ErrorCode::internal_error, [&](ResultWriter& dw) {
+      if (!options.expose_exception_text) return;
+      dw.start_object();
+      dw.key("exception");
+      try {
+        std::rethrow_exception(failure.unexpected);
+      } catch (const std::exception& ex) {
+        dw.string(ex.what());
+      } catch (...) {
+        dw.string("unknown exception");
+      }
+      dw.end_object();
+    });
+  } else {
+    const ParamError& p = *failure.params;
+    write_error(out, w, id, ErrorCode::invalid_params, [&](ResultWriter& dw) {
+      dw.start_object();
+      if (!p.name.empty()) {
+        dw.key("param");
+        dw.string(p.name);
+      } else if (p.index >= 0) {
+        dw.key("param");
+        dw.integer(p.index);
+      }
+      dw.key("reason");
+      dw.string(p.reason);
+      dw.end_object();
+    });
+  }
+}
+
+BATCHRPC_DECL bool call_method(const RouterOptions& options, const Method& method,
+                               const Request& request, Context& ctx, ResultWriter& w,
+                               Buffer& out) {
+  const std::size_t start = out.size();
+  const bool notification = request.id.is_notification();
+  if (!notification) begin_result(out, w, request.id);
+  WriterAccess::reset(w, out);
+
+  ParamError param_error;
+  InvokeStatus status = InvokeStatus::ok;
+  std::optional<Error> user_error;
+  std::exception_ptr unexpected;
+  try {
+    status = method.handler->invoke(Params(request.params), ctx, w, param_error);
+    if (status == InvokeStatus::ok && (ctx.deferred() == nullptr || !ctx.deferred()->taken())) {
+      if (w.empty()) {
+        w.null();
+      } else if (!w.complete()) {
+        throw std::logic_error("batchrpc: the handler left its result incomplete");
+      }
+    }
+  } catch (const Error& e) {
+    user_error.emplace(e);
+  } catch (...) {
+    unexpected = std::current_exception();
+  }
+  if (unexpected) report_exception(options, request.method, unexpected);
+
+  // Once a Responder exists it alone answers (exactly once), whatever the handler did after.
+  if (ctx.deferred() != nullptr && ctx.deferred()->taken()) {
+    out.truncate(start);
+    return false;
+  }
+  if (notification) {  // JSON-RPC 2.0 §4.1: never answered, not even with an error
+    out.truncate(start);
+    return true;
+  }
+  if (!user_error && !unexpected && status == InvokeStatus::ok) {
+    out.append('}');
+    return true;
+  }
+  out.truncate(start);
+  write_failure(options, request.id,
+                {user_error ? &*user_error : nullptr, unexpected,
+                 status == InvokeStatus::invalid_params ? &param_error : nullptr},
+                w, out);
+  return true;
+}
+
+BATCHRPC_DECL void write_deferred(const RouterOptions& options, const Request& request,
+                                  Deferred& slot, ResultWriter& w, Buffer& out) {
+  if (slot.failure) report_exception(options, request.method, slot.failure);
+  if (request.id.is_notification()) return;
+  if (!slot.error && !slot.failure) {
+    begin_result(out, w, request.id);
+    out.append(slot.value.view());
+    out.append('}');
+    return;
+  }
+  write_failure(options, request.id,
+                {slot.error ? &*slot.error : nullptr, slot.failure, nullptr}, w, out);
+}
+
+BATCHRPC_DECL void write_not_granted(const RequestId& id, std::string_view capability,
+                                     ResultWriter& w, Buffer& out) {
+  write_error(out, w, id, ErrorCode::method_not_found, [&](ResultWriter& dw) {
+    dw.start_object();
+    dw.key("capability");
+    dw.string(capability);
+    dw.end_object();
+  });
+}
+
+BATCHRPC_DECL void fit_response(const Limits& limits, const RequestId& id, std::size_t start,
+                                ResultWriter& w, Buffer& out) {
+  if (out.size() <= limits.max_response_bytes) return;
+  out.truncate(start);
+  write_error(out, w, id, ErrorCode::response_too_large, MaxData{limits.max_response_bytes});
+}
+
+}  // namespace rpc::detail

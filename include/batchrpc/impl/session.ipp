@@ -1,0 +1,450 @@
+// SPDX-License-Identifier: MIT
+// Non-template bodies of session.hpp: per-message jobs, parallel members, cancellation.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <cmath>
+#include <condition_variable>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "../detail/call.hpp"
+#include "../detail/deferred.hpp"
+#include "../detail/message_parser.hpp"
+#include "../detail/number_text.hpp"
+#include "../detail/reply.hpp"
+#include "../detail/request.hpp"
+#include "../detail/workspace.hpp"
+#include "../session.hpp"
+
+namespace rpc::detail {
+
+// An id as a lookup key: strings by their text, numbers by value (1 and 1.0 are one key).
+// False for ids that cannot be looked up (null, or not an id at all).
+BATCHRPC_DECL bool id_key(const Value& id, std::string& key) {
+  key.clear();
+  if (id.IsString()) {
+    key.reserve(id.GetStringLength() + 1);
+    key += 's';
+    key.append(id.GetString(), id.GetStringLength());
+    return true;
+  }
+  if (!id.IsNumber()) return false;
+  char text[32];
+  char* end = text;
+  if (id.IsInt64()) {
+    end = std::to_chars(text, text + sizeof text, id.GetInt64()).ptr;
+  } else if (id.IsUint64()) {
+    end = std::to_chars(text, text + sizeof text, id.GetUint64()).ptr;
+  } else {
+    const double d = id.GetDouble();
+    if (std::trunc(d) == d && std::fabs(d) < 9.2e18) {
+      end = std::to_chars(text, text + sizeof text, static_cast<std::int64_t>(d)).ptr;
+    } else {
+      const NumberText t = shortest_text(d);
+      end = std::copy(t.bytes, t.bytes + t.size, text);
+    }
+  }
+  key += 'n';
+  key.append(text, end);
+  return true;
+}
+
+class Job;
+
+// One member of a message (a singleton is a message of one member).
+class Member final : public Deferred {
+ public:
+  Job* job = nullptr;
+  std::size_t index = 0;
+  Request request;
+  const Method* method = nullptr;  // set while the member still has to run
+  Buffer text;                     // its response; empty: none
+  std::stop_source stop{std::nostopstate};
+  std::string key;
+  bool enrolled = false;
+  // The handler returning and its Responder answering can happen in either order, on two
+  // threads; the second of the two writes the response (the first may still be writing).
+  std::atomic<int> arrivals{0};
+  bool second_arrival() { return arrivals.fetch_add(1) == 1; }
+
+ private:
+  void on_complete() override;
+};
+
+class SessionCore {
+ public:
+  SessionCore(Session& owner, const Router& router, SessionOptions options)
+      : owner(owner), router(router), executor(options.executor),
+        capabilities(std::move(options.capabilities)) {
+    std::sort(capabilities.begin(), capabilities.end());
+    capabilities.erase(std::unique(capabilities.begin(), capabilities.end()), capabilities.end());
+  }
+
+  BATCHRPC_DECL Job& acquire_job();
+  BATCHRPC_DECL void recycle(Job& job);
+  BATCHRPC_DECL void wait_idle();
+
+  // Requests with an id are enrolled from before they start until they complete.
+  void enroll(Member& m) {
+    if (m.request.id_value == nullptr || !id_key(*m.request.id_value, m.key)) return;
+    m.stop = std::stop_source();
+    std::lock_guard lock(mutex_);
+    in_flight_.emplace(std::string_view(m.key), &m);
+    m.enrolled = true;
+  }
+  void withdraw(Member& m) {
+    if (!m.enrolled) return;
+    std::lock_guard lock(mutex_);
+    for (auto [it, end] = in_flight_.equal_range(std::string_view(m.key)); it != end; ++it) {
+      if (it->second == &m) {
+        in_flight_.erase(it);
+        break;
+      }
+    }
+    m.enrolled = false;
+  }
+  bool cancel(std::string_view key) {
+    std::lock_guard lock(mutex_);
+    bool any = false;
+    for (auto [it, end] = in_flight_.equal_range(key); it != end; ++it) {
+      any = it->second->stop.request_stop() || any;
+    }
+    return any;
+  }
+  std::size_t cancel_all() {
+    std::lock_guard lock(mutex_);
+    std::size_t n = 0;
+    for (auto& [key, member] : in_flight_) n += member->stop.request_stop() ? 1 : 0;
+    return n;
+  }
+  std::size_t in_flight() const {
+    std::lock_guard lock(mutex_);
+    return in_flight_.size();
+  }
+
+  Session& owner;
+  const Router& router;
+  Executor* executor;
+  std::vector<std::string> capabilities;
+
+ private:
+  mutable std::mutex mutex_;
+  std::condition_variable idle_;
+  std::size_t active_jobs_ = 0;
+  std::vector<std::unique_ptr<Job>> spare_;
+  std::unordered_multimap<std::string_view, Member*> in_flight_;
+};
+
+// Everything one message needs until its reply is sent. Reused by the session afterwards.
+class Job {
+ public:
+  explicit Job(SessionCore& core) : core_(core) {}
+
+  // Parses the message and starts its members; returns once they are running or done.
+  void start(std::string_view message, Completion done) {
+    done_ = std::move(done);
+    whole_ = false;
+    count_ = 0;
+    outstanding_.store(1);  // the dispatcher's own hold, released at the end
+    WorkspaceLease ws;
+    try {
+      dispatch(message, *ws);
+    } catch (...) {  // out of memory: answer the message as a whole rather than not at all
+      reply_.clear();
+      reply_.append(R"({"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}})");
+      whole_ = true;
+    }
+    release();
+  }
+
+ private:
+  friend class Member;
+
+  const RouterOptions& options() const { return core_.router.options(); }
+
+  void dispatch(std::string_view message, Workspace& ws) {
+    const Limits& limits = options().limits;
+    reply_.clear();
+    if (message.size() > limits.max_message_bytes) {
+      return whole(ws, ErrorCode::message_too_large, MaxData{limits.max_message_bytes});
+    }
+    input_.assign(message.data(), message.size());
+    const ParseOutcome parsed = parser_.parse(input_.data(), input_.size(), limits);
+    switch (parsed.status) {
+      case ParseStatus::ok:
+        break;
+      case ParseStatus::syntax_error:
+        return whole(ws, ErrorCode::parse_error, [&](ResultWriter& w) {
+          w.start_object();
+          w.key("offset");
+          w.unsigned_integer(parsed.offset);
+          w.key("reason");
+          w.string(parsed.reason);
+          w.end_object();
+        });
+      case ParseStatus::too_deep:
+        return whole(ws, ErrorCode::nesting_too_deep, MaxData{limits.max_depth});
+      case ParseStatus::batch_too_large:
+        whole_ = true;
+        write_error(reply_, ws.writer, null_id, static_cast<int>(ErrorCode::invalid_params),
+                    "Batch too large", MaxData{limits.max_batch});
+        return;
+    }
+    const Value& root = parser_.root();
+    batch_ = root.IsArray();
+    if (batch_ && root.Empty()) {
+      return whole(ws, ErrorCode::invalid_request, ReasonData{"empty batch"});
+    }
+    count_ = batch_ ? root.Size() : 1;
+    while (members_.size() < count_) members_.push_back(std::make_unique<Member>());
+    outstanding_.fetch_add(count_);
+
+    // Every member is checked and enrolled before any runs, so a cancel in this batch finds
+    // the members it names still queued.
+    for (std::size_t i = 0; i < count_; ++i) {
+      const Value& v = batch_ ? root[static_cast<rapidjson::SizeType>(i)] : root;
+      if (!prepare(i, v, parser_.raw_id(i), ws)) member_done(i);
+    }
+    for (std::size_t i = 0; i < count_; ++i) {
+      Member& m = *members_[i];
+      if (m.method != nullptr && m.method->options.runs_first) run(i, ws);
+    }
+    for (std::size_t i = 0; i < count_; ++i) {
+      Member& m = *members_[i];
+      if (m.method == nullptr || m.method->options.runs_first) continue;
+      if (core_.executor != nullptr && !m.method->options.inline_only) {
+        hold();
+        core_.executor->execute([this, i] {
+          WorkspaceLease own;
+          run(i, *own);
+          release();
+        });
+      } else {
+        run(i, ws);
+      }
+    }
+  }
+
+  template <class Data>
+  void whole(Workspace& ws, ErrorCode code, Data&& data) {
+    whole_ = true;
+    write_error(reply_, ws.writer, null_id, code, std::forward<Data>(data));
+  }
+
+  // Validates member `i`; false when it is already answered (or needs no answer).
+  bool prepare(std::size_t i, const Value& v, std::string_view raw_id, Workspace& ws) {
+    Member& m = *members_[i];
+    m.job = this;
+    m.index = i;
+    m.request = Request{};
+    m.method = nullptr;
+    m.text.clear();
+    m.stop = std::stop_source(std::nostopstate);
+    if (const char* why = read_request(v, raw_id, m.request, ws.names)) {
+      write_error(m.text, ws.writer, null_id, ErrorCode::invalid_request, ReasonData{why});
+      return false;
+    }
+    const Method* method = core_.router.find(m.request.method);
+    if (method == nullptr) {
+      if (!m.request.id.is_notification()) {
+        write_error(m.text, ws.writer, m.request.id, ErrorCode::method_not_found);
+      }
+      return false;
+    }
+    const std::string& capability = method->options.capability;
+    if (!capability.empty() && !core_.owner.granted(capability)) {
+      if (!m.request.id.is_notification()) write_not_granted(m.request.id, capability, ws.writer, m.text);
+      return false;
+    }
+    m.method = method;
+    try {
+      core_.enroll(m);
+    } catch (...) {  // out of memory: the request runs, it just cannot be cancelled
+    }
+    return true;
+  }
+
+  void run(std::size_t i, Workspace& ws) {
+    hold();  // a Responder answering inside the call must not finish the job under our feet
+    Member& m = *members_[i];
+    if (m.stop.stop_requested()) {  // cancelled while queued: answered without running
+      if (!m.request.id.is_notification()) {
+        write_error(m.text, ws.writer, m.request.id, ErrorCode::request_cancelled);
+      }
+      member_done(i);
+    } else {
+      m.reset(m.stop.get_token());
+      m.arrivals.store(0);
+      Context ctx(m.request.method, m.request.id, m.stop.get_token(),
+                  {&core_.router, &core_.owner, &m});
+      if (call_method(options(), *m.method, m.request, ctx, ws.writer, m.text)) {
+        member_done(i);
+      } else if (m.second_arrival()) {  // the Responder has answered already
+        answered(i, ws);
+      }
+    }
+    release();
+  }
+
+  // Member `i` has both returned from its handler and been answered by its Responder.
+  void answered(std::size_t i, Workspace& ws) {
+    Member& m = *members_[i];
+    write_deferred(options(), m.request, m, ws.writer, m.text);
+    member_done(i);
+  }
+
+  void member_done(std::size_t i) {
+    core_.withdraw(*members_[i]);
+    release();
+  }
+  void hold() { outstanding_.fetch_add(1); }
+  void release() {
+    if (outstanding_.fetch_sub(1) == 1) finish();
+  }
+
+  // All members are done: the reply in request order, sent once.
+  void finish() {
+    if (!whole_) assemble();
+    parser_.release();
+    if (input_.capacity() > (std::size_t{1} << 20)) std::string().swap(input_);
+    Completion done = std::move(done_);
+    try {
+      if (reply_.empty()) {
+        done(std::nullopt);
+      } else {
+        done(reply_.view());
+      }
+    } catch (...) {  // the transport's callback failing must not stop the session
+    }
+    core_.recycle(*this);
+  }
+
+  void assemble() {
+    reply_.clear();
+    ResultWriter w(reply_);  // only used to write a -32003 in place of an oversized response
+    const Limits& limits = options().limits;
+    if (!batch_) {
+      const Member& m = *members_[0];
+      reply_.append(m.text.view());
+      if (!reply_.empty()) fit_response(limits, m.request.id, 0, w, reply_);
+      return;
+    }
+    reply_.append('[');
+    bool any = false;
+    for (std::size_t i = 0; i < count_; ++i) {
+      const Member& m = *members_[i];
+      if (m.text.empty()) continue;
+      if (any) reply_.append(',');
+      any = true;
+      const std::size_t start = reply_.size();
+      reply_.append(m.text.view());
+      fit_response(limits, m.request.id, start, w, reply_);
+    }
+    if (any) {
+      reply_.append(']');
+    } else {
+      reply_.clear();  // only notifications: nothing is sent
+    }
+  }
+
+  SessionCore& core_;
+  std::string input_;
+  MessageParser parser_;
+  Buffer reply_;
+  std::vector<std::unique_ptr<Member>> members_;
+  std::size_t count_ = 0;
+  bool batch_ = false;
+  bool whole_ = false;  // reply_ answers the message as a whole (no members ran)
+  std::atomic<std::size_t> outstanding_{0};
+  Completion done_;
+};
+
+BATCHRPC_DECL void Member::on_complete() {
+  if (!second_arrival()) return;  // the handler is still running: it will write the response
+  WorkspaceLease ws;
+  job->answered(index, *ws);
+}
+
+BATCHRPC_DECL Job& SessionCore::acquire_job() {
+  std::lock_guard lock(mutex_);
+  ++active_jobs_;
+  if (spare_.empty()) return *std::make_unique<Job>(*this).release();  // owned by spare_ once recycled
+  Job* job = spare_.back().release();
+  spare_.pop_back();
+  return *job;
+}
+
+BATCHRPC_DECL void SessionCore::recycle(Job& job) {
+  std::lock_guard lock(mutex_);
+  spare_.emplace_back(&job);
+  --active_jobs_;
+  idle_.notify_all();
+}
+
+BATCHRPC_DECL void SessionCore::wait_idle() {
+  std::unique_lock lock(mutex_);
+  idle_.wait(lock, [this] { return active_jobs_ == 0; });
+}
+
+}  // namespace rpc::detail
+
+namespace rpc {
+
+BATCHRPC_DECL Session::Session(const Router& router, SessionOptions options)
+    : core_(std::make_unique<detail::SessionCore>(*this, router, std::move(options))) {}
+
+BATCHRPC_DECL Session::~Session() {
+  core_->cancel_all();
+  core_->wait_idle();
+}
+
+BATCHRPC_DECL void Session::handle(std::string_view message, Completion done) {
+  core_->acquire_job().start(message, std::move(done));
+}
+
+BATCHRPC_DECL std::optional<std::string> Session::handle(std::string_view message) {
+  std::mutex mutex;
+  std::condition_variable answered;
+  bool ready = false;
+  std::optional<std::string> result;
+  handle(message, [&](std::optional<std::string_view> reply) {
+    std::lock_guard lock(mutex);
+    if (reply) result.emplace(*reply);
+    ready = true;
+    answered.notify_all();  // under the lock: we are destroyed as soon as it is released
+  });
+  std::unique_lock lock(mutex);
+  answered.wait(lock, [&] { return ready; });
+  return result;
+}
+
+BATCHRPC_DECL bool Session::granted(std::string_view capability) const {
+  return std::binary_search(core_->capabilities.begin(), core_->capabilities.end(), capability);
+}
+
+BATCHRPC_DECL const std::vector<std::string>& Session::capabilities() const {
+  return core_->capabilities;
+}
+
+BATCHRPC_DECL const Router& Session::router() const { return core_->router; }
+
+BATCHRPC_DECL bool Session::cancel(const Value& id) {
+  std::string key;
+  return detail::id_key(id, key) && core_->cancel(key);
+}
+
+BATCHRPC_DECL std::size_t Session::cancel_all() { return core_->cancel_all(); }
+
+BATCHRPC_DECL void Session::drain() { core_->wait_idle(); }
+
+BATCHRPC_DECL std::size_t Session::in_flight() const { return core_->in_flight(); }
+
+}  // namespace rpc

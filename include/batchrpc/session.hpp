@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+/// @file session.hpp
+/// `rpc::Session`: one connection's view of a router (granted capabilities, requests in flight).
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config.hpp"
+#include "executor.hpp"
+#include "json.hpp"
+#include "router.hpp"
+
+namespace rpc {
+
+namespace detail {
+class SessionCore;
+}
+
+/// What a connection is allowed and where its handlers run.
+struct SessionOptions {
+  /// The capabilities granted to this connection; methods needing others answer `-32601`.
+  std::vector<std::string> capabilities{};
+  /// Where batch members and concurrent messages run; nullptr: inline, on the calling thread.
+  Executor* executor = nullptr;
+};
+
+/// Called once per message with the reply (valid only during the call), or `std::nullopt`
+/// when nothing must be sent. May be called on another thread than the one that handed the
+/// message in.
+using Completion = std::function<void(std::optional<std::string_view> reply)>;
+
+/**
+ * Per-connection state: the capabilities granted to the connection and the table of its
+ * requests in flight, for cancellation (`notifications/cancel`, see builtins.hpp).
+ *
+ * A transport makes one per connection; many sessions share one router, which must outlive
+ * them. Batching composes with gating and cancellation exactly as singletons do: a gated
+ * method is `-32601` with `data.capability` in a batch too, and a cancel in a batch is applied
+ * before the batch's other members start.
+ *
+ * Thread-safety: `handle`, `cancel` and the rest may be called from several threads at once.
+ * Destruction cancels what is in flight and waits until every message has been answered.
+ *
+ * @code
+ * rpc::ThreadPool pool{4};
+ * rpc::Session session{router, {.capabilities = {"embed"}, .executor = &pool}};
+ * session.handle(text, [&](std::optional<std::string_view> reply) { if (reply) write(*reply); });
+ * @endcode
+ */
+class Session {
+ public:
+  /// A session on `router` (which must outlive it).
+  BATCHRPC_DECL explicit Session(const Router& router, SessionOptions options = {});
+  BATCHRPC_DECL ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  /**
+   * Handles one message and returns at once when handlers run elsewhere; `done` is called
+   * exactly once, when the last member has completed, with the whole reply in request order.
+   * With no executor and no `rpc::Responder` handlers, `done` is called before this returns.
+   * Never throws into the caller for bad input.
+   */
+  BATCHRPC_DECL void handle(std::string_view message, Completion done);
+
+  /// Handles one message and waits for its reply (`std::nullopt`: nothing to send).
+  [[nodiscard]] BATCHRPC_DECL std::optional<std::string> handle(std::string_view message);
+
+  /// True when the session was granted `capability`.
+  [[nodiscard]] BATCHRPC_DECL bool granted(std::string_view capability) const;
+  /// The granted capabilities, sorted.
+  [[nodiscard]] BATCHRPC_DECL const std::vector<std::string>& capabilities() const;
+  /// The router this session serves.
+  [[nodiscard]] BATCHRPC_DECL const Router& router() const;
+
+  /**
+   * Cancels every queued or running request of this session whose id equals `id` (a JSON
+   * string or number; numbers compare by value, so `1` matches `1.0`).
+   * @returns true when at least one request was cancelled.
+   */
+  BATCHRPC_DECL bool cancel(const Value& id);
+  /// Waits until every message handed in so far has been answered (a transport at end of
+  /// input finishes what is in flight this way). Do not call it from a handler.
+  BATCHRPC_DECL void drain();
+  /// Cancels every request in flight; returns how many.
+  BATCHRPC_DECL std::size_t cancel_all();
+  /// Requests with an id that are queued or running.
+  [[nodiscard]] BATCHRPC_DECL std::size_t in_flight() const;
+
+ private:
+  std::unique_ptr<detail::SessionCore> core_;
+};
+
+}  // namespace rpc
+
+#if defined(BATCHRPC_HEADER_ONLY)
+#include "impl/session.ipp"
+#endif

@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: MIT
+// Sessions: capability gating, cancellation, parallel batches, and use from many threads.
+#include <batchrpc/session.hpp>
+
+#include <batchrpc/builtins.hpp>
+#include <batchrpc/executor.hpp>
+#include <batchrpc/router.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <latch>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "support/printing.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// A router with gated, slow, counting and blocking methods.
+struct Fixture {
+  std::atomic<int> runs{0};
+  std::atomic<int> sleeps_started{0};
+  std::latch gate{1};  // "wait_gate" blocks until it is opened
+  rpc::Router router;
+
+  Fixture() {
+    rpc::add_builtins(router, {.server_name = "test", .server_version = "1"});
+    router.add("embed", [](std::string text) { return text.size(); }, rpc::names("text"),
+               {.capability = "embed"});
+    router.add("rerank", [] { return true; }, {.capability = "rerank"});
+    router.add("count", [this] { return ++runs; });
+    router.add("whoami", [] { return std::hash<std::thread::id>{}(std::this_thread::get_id()); },
+               {.inline_only = true});
+    router.add("where", [] { return std::hash<std::thread::id>{}(std::this_thread::get_id()); });
+    router.add("sleep", [this](int ms, rpc::Context& ctx) {
+      ++sleeps_started;
+      std::mutex m;
+      std::condition_variable_any cv;
+      std::unique_lock lock(m);
+      cv.wait_for(lock, ctx.stop_token(), milliseconds(ms), [] { return false; });
+      if (ctx.stop_requested()) throw rpc::cancelled();
+      return ms;
+    }, rpc::names("ms"));
+    router.add("wait_gate", [this] {
+      gate.wait();
+      return true;
+    });
+  }
+};
+
+std::string request(std::string_view method, std::string_view params, std::string_view id) {
+  std::string s = R"({"jsonrpc":"2.0","method":")" + std::string(method) + "\"";
+  if (!params.empty()) s += R"(,"params":)" + std::string(params);
+  if (!id.empty()) s += R"(,"id":)" + std::string(id);
+  return s + "}";
+}
+
+std::string cancel(std::string_view id) { return request("notifications/cancel", R"({"id":)" + std::string(id) + "}", ""); }
+
+const std::string cancelled_1 =
+    R"({"jsonrpc":"2.0","id":1,"error":{"code":-32800,"message":"Request cancelled"}})";
+
+// Collects the replies a Session::handle(message, completion) produces.
+struct Replies {
+  std::mutex mutex;
+  std::condition_variable arrived;
+  std::vector<std::optional<std::string>> got;
+
+  rpc::Completion sink() {
+    return [this](std::optional<std::string_view> reply) {
+      std::lock_guard lock(mutex);
+      got.emplace_back(reply ? std::optional<std::string>(*reply) : std::nullopt);
+      arrived.notify_all();
+    };
+  }
+  bool wait_for(std::size_t n, milliseconds limit = milliseconds(5000)) {
+    std::unique_lock lock(mutex);
+    return arrived.wait_for(lock, limit, [&] { return got.size() >= n; });
+  }
+};
+
+}  // namespace
+
+TEST_SUITE("session") {
+  TEST_CASE("a method whose capability the session lacks is -32601 with data.capability") {
+    Fixture f;
+    rpc::Session session(f.router, {.capabilities = {"rerank"}});
+    const std::string denied =
+        R"({"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found","data":{"capability":"embed"}}})";
+    CHECK(session.handle(request("embed", R"(["abc"])", "1")) == denied);
+    SUBCASE("as a batch member, while the other members succeed") {
+      CHECK(session.handle("[" + request("count", "", "0") + "," + request("embed", R"(["abc"])", "1") + "," +
+                           request("rerank", "", "2") + "]") ==
+            R"([{"jsonrpc":"2.0","id":0,"result":1},)" + denied + R"(,{"jsonrpc":"2.0","id":2,"result":true}])");
+    }
+    SUBCASE("as a notification: not run, not answered") {
+      CHECK_FALSE(session.handle(request("embed", R"(["abc"])", "")));
+    }
+    SUBCASE("granted, it runs") {
+      rpc::Session granted(f.router, {.capabilities = {"embed"}});
+      CHECK(granted.handle(request("embed", R"(["abc"])", "1")) == R"({"jsonrpc":"2.0","id":1,"result":3})");
+      CHECK(granted.granted("embed"));
+      CHECK_FALSE(granted.granted("rerank"));
+    }
+  }
+
+  TEST_CASE("the router's own handle is the trusted path: no gating") {
+    Fixture f;
+    CHECK(f.router.handle(request("embed", R"(["abcd"])", "1")) == R"({"jsonrpc":"2.0","id":1,"result":4})");
+  }
+
+  TEST_CASE("info lists exactly the session's granted capabilities") {
+    Fixture f;
+    f.router.describe_capability("embed", rpc::json(R"({"dimensions":384})"));
+    rpc::Session none(f.router);
+    rpc::Session some(f.router, {.capabilities = {"rerank", "embed"}});
+    CHECK(none.handle(request("info", "", "1")) ==
+          R"({"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"server":{"name":"test","version":"1"},)"
+          R"("capabilities":{"batching":{"maxBatch":1000}}}})");
+    CHECK(some.handle(request("info", "", "1")) ==
+          R"({"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"server":{"name":"test","version":"1"},)"
+          R"("capabilities":{"batching":{"maxBatch":1000},"embed":{"dimensions":384},"rerank":{}}}})");
+  }
+
+  TEST_CASE("the spec's batch works the same through a session") {
+    Fixture f;
+    rpc::Session session(f.router);
+    CHECK(session.handle(R"([{"jsonrpc":"2.0","id":1,"method":"ping","params":{"nonce":1}},)"
+                         R"({"jsonrpc":"2.0","method":"notifications/cancel","params":{"id":9}},)"
+                         R"({"jsonrpc":"2.0","id":2,"method":"count","params":{}}])") ==
+          R"([{"jsonrpc":"2.0","id":1,"result":{"nonce":1}},{"jsonrpc":"2.0","id":2,"result":1}])");
+    CHECK(session.handle("[]") ==
+          R"({"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request","data":{"reason":"empty batch"}}})");
+    CHECK_FALSE(session.handle("[" + request("count", "", "") + "]"));
+    CHECK(session.handle("[1") ==
+          R"({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error","data":{"offset":2,"reason":"Missing a comma or ']' after an array element."}}})");
+  }
+
+  TEST_CASE("a running handler cancelled from another message answers -32800 promptly") {
+    Fixture f;
+    rpc::ThreadPool pool(2);
+    rpc::Session session(f.router, {.executor = &pool});
+    Replies replies;
+    const auto start = Clock::now();
+    session.handle(request("sleep", "[10000]", "1"), replies.sink());
+    while (f.sleeps_started == 0) std::this_thread::sleep_for(milliseconds(1));
+    CHECK(session.in_flight() == 1);
+    CHECK_FALSE(session.handle(cancel("1")));
+    REQUIRE(replies.wait_for(1));
+    CHECK(seconds_since(start) < 2.0);  // the sleep would take 10 s
+    CHECK(replies.got[0] == cancelled_1);
+    CHECK(session.in_flight() == 0);
+  }
+
+  TEST_CASE("without an executor, a cancel from another thread still reaches a running handler") {
+    Fixture f;
+    rpc::Session session(f.router);
+    std::optional<std::string> reply;
+    std::thread caller([&] { reply = session.handle(request("sleep", "[10000]", "1")); });
+    while (f.sleeps_started == 0) std::this_thread::sleep_for(milliseconds(1));
+    const auto start = Clock::now();
+    CHECK(session.handle(request("notifications/cancel", R"({"id":1})", "\"c\"")) ==
+          R"({"jsonrpc":"2.0","id":"c","result":{"cancelled":true}})");
+    caller.join();
+    CHECK(seconds_since(start) < 2.0);
+    CHECK(reply == cancelled_1);
+  }
+
+  TEST_CASE("a queued request cancelled before it starts is answered -32800 and never runs") {
+    Fixture f;
+    rpc::ThreadPool pool(1);
+    rpc::Session session(f.router, {.executor = &pool});
+    Replies replies;
+    session.handle(request("wait_gate", "", "0"), replies.sink());  // occupies the only worker
+    session.handle(request("count", "", "1"), replies.sink());      // queued behind it
+    CHECK(session.in_flight() == 2);
+    CHECK(session.handle(request("notifications/cancel", R"({"id":1})", "2")) ==
+          R"({"jsonrpc":"2.0","id":2,"result":{"cancelled":true}})");
+    f.gate.count_down();
+    REQUIRE(replies.wait_for(2));
+    CHECK(f.runs == 0);
+    CHECK(replies.got[0] == R"({"jsonrpc":"2.0","id":0,"result":true})");
+    CHECK(replies.got[1] == cancelled_1);
+  }
+
+  TEST_CASE("cancelling an unknown or finished id is harmless") {
+    Fixture f;
+    rpc::Session session(f.router);
+    CHECK(session.handle(request("count", "", "1")) == R"({"jsonrpc":"2.0","id":1,"result":1})");
+    CHECK_FALSE(session.handle(cancel("1")));
+    CHECK(session.handle(request("notifications/cancel", R"({"id":"nope"})", "7")) ==
+          R"({"jsonrpc":"2.0","id":7,"result":{"cancelled":false}})");
+    CHECK(session.handle(request("count", "", "1")) == R"({"jsonrpc":"2.0","id":1,"result":2})");
+  }
+
+  TEST_CASE("cancel members of a batch are applied before the others start") {
+    Fixture f;
+    rpc::ThreadPool pool(2);
+    for (rpc::Executor* executor : {static_cast<rpc::Executor*>(nullptr), static_cast<rpc::Executor*>(&pool)}) {
+      CAPTURE(executor != nullptr);
+      rpc::Session session(f.router, {.executor = executor});
+      const auto start = Clock::now();
+      CHECK(session.handle("[" + request("sleep", "[10000]", "1") + "," + request("count", "", "2") + "," +
+                           cancel("1") + "," + request("notifications/cancel", R"({"id":2})", "3") + "]") ==
+            "[" + cancelled_1 +
+                R"(,{"jsonrpc":"2.0","id":2,"error":{"code":-32800,"message":"Request cancelled"}},)"
+                R"({"jsonrpc":"2.0","id":3,"result":{"cancelled":true}}])");
+      CHECK(seconds_since(start) < 2.0);
+      CHECK(f.sleeps_started == 0);
+      CHECK(f.runs == 0);
+    }
+  }
+
+  TEST_CASE("numeric ids are cancelled by value") {
+    Fixture f;
+    rpc::Session session(f.router);
+    CHECK(session.handle("[" + request("count", "", "1.0") + "," + cancel("1") + "]") ==
+          R"([{"jsonrpc":"2.0","id":1.0,"error":{"code":-32800,"message":"Request cancelled"}}])");
+    CHECK(session.handle("[" + request("count", "", "\"1\"") + "," + cancel("1") + "]") ==
+          R"([{"jsonrpc":"2.0","id":"1","result":1}])");
+  }
+
+  TEST_CASE("a cancel racing with completion gives exactly one reply per request") {
+    Fixture f;
+    rpc::ThreadPool pool(2);
+    rpc::Session session(f.router, {.executor = &pool});
+    constexpr int rounds = 300;
+    Replies replies;
+    std::vector<std::thread> cancellers;
+    for (int i = 0; i < rounds; ++i) {
+      const std::string id = std::to_string(i);
+      session.handle(request("sleep", "[" + std::to_string(i % 3) + "]", id), replies.sink());
+      cancellers.emplace_back([&session, id] { (void)session.handle(cancel(id)); });
+      if (cancellers.size() == 8) {
+        for (auto& t : cancellers) t.join();
+        cancellers.clear();
+      }
+    }
+    for (auto& t : cancellers) t.join();
+    REQUIRE(replies.wait_for(rounds));
+    std::this_thread::sleep_for(milliseconds(20));  // nothing more may arrive
+    std::lock_guard lock(replies.mutex);
+    CHECK(replies.got.size() == rounds);
+    std::vector<int> seen(rounds, 0);
+    for (const auto& reply : replies.got) {
+      REQUIRE(reply);
+      const auto at = reply->find(R"("id":)") + 5;
+      const int id = std::stoi(reply->substr(at));
+      ++seen[static_cast<std::size_t>(id)];
+      const bool cancelled = reply->find("-32800") != std::string::npos;
+      const bool result = reply->find(R"("result":)") != std::string::npos;
+      CHECK(cancelled != result);
+    }
+    for (int n : seen) CHECK(n == 1);
+  }
+
+  TEST_CASE("batch members run in parallel on the executor, replies in request order") {
+    Fixture f;
+    rpc::ThreadPool pool(4);
+    rpc::Session session(f.router, {.executor = &pool});
+    std::string batch = "[";
+    std::string expected = "[";
+    for (int i = 0; i < 8; ++i) {
+      batch += (i ? "," : "") + request("sleep", "[50]", std::to_string(i));
+      expected += (i ? "," : "") + std::string(R"({"jsonrpc":"2.0","id":)") + std::to_string(i) + R"(,"result":50})";
+    }
+    const auto start = Clock::now();
+    CHECK(session.handle(batch + "]") == expected + "]");
+    CHECK(seconds_since(start) < 0.3);  // 8 x 50 ms one after another would be 0.4 s
+  }
+
+  TEST_CASE("concurrent messages of one session run in parallel") {
+    Fixture f;
+    rpc::ThreadPool pool(4);
+    rpc::Session session(f.router, {.executor = &pool});
+    Replies replies;
+    const auto start = Clock::now();
+    for (int i = 0; i < 4; ++i) session.handle(request("sleep", "[100]", std::to_string(i)), replies.sink());
+    REQUIRE(replies.wait_for(4));
+    CHECK(seconds_since(start) < 0.3);  // one after another would be 0.4 s
+  }
+
+  TEST_CASE("cheap methods run inline even with an executor; others on it") {
+    Fixture f;
+    rpc::ThreadPool pool(2);
+    rpc::Session session(f.router, {.executor = &pool});
+    const std::string here = std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
+    CHECK(session.handle(request("whoami", "", "1")) == R"({"jsonrpc":"2.0","id":1,"result":)" + here + "}");
+    CHECK(session.handle(request("where", "", "1")) != R"({"jsonrpc":"2.0","id":1,"result":)" + here + "}");
+  }
+
+  TEST_CASE("without an executor, everything runs on the calling thread before handle returns") {
+    Fixture f;
+    rpc::Session session(f.router);
+    const std::string here = std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
+    std::optional<std::string> reply;
+    session.handle("[" + request("where", "", "1") + "]", [&](std::optional<std::string_view> r) { reply = std::string(*r); });
+    CHECK(reply == R"([{"jsonrpc":"2.0","id":1,"result":)" + here + "}]");
+  }
+
+  TEST_CASE("destroying a session cancels what is in flight and waits for its replies") {
+    Fixture f;
+    rpc::ThreadPool pool(2);
+    Replies replies;
+    const auto start = Clock::now();
+    {
+      rpc::Session session(f.router, {.executor = &pool});
+      session.handle(request("sleep", "[10000]", "1"), replies.sink());
+      while (f.sleeps_started == 0) std::this_thread::sleep_for(milliseconds(1));
+    }
+    CHECK(seconds_since(start) < 2.0);
+    REQUIRE(replies.got.size() == 1);
+    CHECK(replies.got[0] == cancelled_1);
+  }
+
+  TEST_CASE("drain waits until every message is answered, without cancelling") {
+    Fixture f;
+    rpc::ThreadPool pool(1);
+    rpc::Session session(f.router, {.executor = &pool});
+    Replies replies;
+    for (int i = 0; i < 5; ++i) session.handle(request("sleep", "[10]", std::to_string(i)), replies.sink());
+    session.drain();
+    std::lock_guard lock(replies.mutex);
+    REQUIRE(replies.got.size() == 5);
+    for (int i = 0; i < 5; ++i) {
+      CHECK(replies.got[static_cast<std::size_t>(i)] ==
+            R"({"jsonrpc":"2.0","id":)" + std::to_string(i) + R"(,"result":10})");
+    }
+  }
+
+  TEST_CASE("one session used from several threads at once answers every message correctly") {
+    Fixture f;
+    rpc::ThreadPool pool(2);
+    rpc::Session session(f.router, {.capabilities = {"embed"}, .executor = &pool});
+    std::atomic<int> wrong{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&, t] {
+        for (int i = 0; i < 100; ++i) {
+          const std::string id = "\"" + std::to_string(t) + "-" + std::to_string(i) + "\"";
+          const auto reply = session.handle("[" + request("embed", R"(["abc"])", id) + "," +
+                                            request("rerank", "", "2") + "," + request("ping", "", "") + "]");
+          const std::string expected =
+              R"([{"jsonrpc":"2.0","id":)" + id + R"(,"result":3},)"
+              R"({"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"Method not found","data":{"capability":"rerank"}}}])";
+          if (reply != expected) ++wrong;
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    CHECK(wrong == 0);
+  }
+}
