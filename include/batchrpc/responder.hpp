@@ -86,8 +86,8 @@ class Responder {
     // The last copy gone without an answer: answer for it.
     ~State() {
       if (answered.exchange(true)) return;
-      slot.failure = std::make_exception_ptr(
-          std::logic_error("batchrpc: a Responder was destroyed without answering"));
+      slot.abandon(std::make_exception_ptr(
+          std::logic_error("batchrpc: a Responder was destroyed without answering")));
       slot.complete();
     }
     detail::Deferred& slot;

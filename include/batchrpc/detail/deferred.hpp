@@ -27,11 +27,20 @@ class Deferred {
 
   void reset(std::stop_token stop) {
     taken_ = false;
+    abandoned_ = false;
+    failure_reported = false;
     value.clear();
     error.reset();
     failure = nullptr;
     stop_ = std::move(stop);
   }
+
+  // Marks the answer as given by a Responder that went unanswered (not by the handler).
+  void abandon(std::exception_ptr why) {
+    failure = std::move(why);
+    abandoned_ = true;
+  }
+  [[nodiscard]] bool abandoned() const { return abandoned_.load(); }
 
   [[nodiscard]] const std::stop_token& stop_token() const { return stop_; }
 
@@ -40,6 +49,7 @@ class Deferred {
   Buffer value;                // the result's JSON text, when it succeeded
   std::optional<Error> error;  // the handler's own error
   std::exception_ptr failure;  // anything else
+  bool failure_reported = false;  // the exception hook has seen `failure` already
 
  protected:
   ~Deferred() = default;
@@ -47,6 +57,7 @@ class Deferred {
 
  private:
   std::atomic<bool> taken_{false};
+  std::atomic<bool> abandoned_{false};
   std::stop_token stop_;
 };
 

@@ -94,8 +94,14 @@ BATCHRPC_DECL bool call_method(const RouterOptions& options, const Method& metho
   }
   if (unexpected) report_exception(options, request.method, unexpected);
 
-  // Once a Responder exists it alone answers (exactly once), whatever the handler did after.
-  if (ctx.deferred() != nullptr && ctx.deferred()->taken()) {
+  // Once a Responder exists it alone answers (exactly once). When the handler threw and the
+  // Responder went unanswered with it, the answer is what the handler threw.
+  if (Deferred* slot = ctx.deferred(); slot != nullptr && slot->taken()) {
+    if ((user_error || unexpected) && slot->abandoned()) {
+      slot->failure = unexpected;
+      slot->failure_reported = true;
+      slot->error = std::move(user_error);
+    }
     out.truncate(start);
     return false;
   }
@@ -117,7 +123,7 @@ BATCHRPC_DECL bool call_method(const RouterOptions& options, const Method& metho
 
 BATCHRPC_DECL void write_deferred(const RouterOptions& options, const Request& request,
                                   Deferred& slot, ResultWriter& w, Buffer& out) {
-  if (slot.failure) report_exception(options, request.method, slot.failure);
+  if (slot.failure && !slot.failure_reported) report_exception(options, request.method, slot.failure);
   if (request.id.is_notification()) return;
   if (!slot.error && !slot.failure) {
     begin_result(out, w, request.id);

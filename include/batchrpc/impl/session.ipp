@@ -265,6 +265,7 @@ class Job {
       return false;
     }
     m.method = method;
+    if (method->options.runs_first) return true;  // a cancel is not itself cancellable
     try {
       core_.enroll(m);
     } catch (...) {  // out of memory: the request runs, it just cannot be cancelled
