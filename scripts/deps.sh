@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Installs the Debian packages batchrpc's build needs, if any are missing.
-#   scripts/deps.sh [package...]   (default: rapidjson-dev doctest-dev libbenchmark-dev)
+#   scripts/deps.sh [package...]   (default: rapidjson-dev doctest-dev libbenchmark-dev
+#                                   libcpp-httplib-dev pkg-config)
 # Runs apt-get (update first) only when something is missing; uses sudo when not root.
 set -euo pipefail
 
 if [[ $# -gt 0 ]]; then
   packages=("$@")
 else
-  packages=(rapidjson-dev doctest-dev libbenchmark-dev)
+  packages=(rapidjson-dev doctest-dev libbenchmark-dev libcpp-httplib-dev pkg-config)
 fi
 
 missing=()

@@ -10,3 +10,4 @@
 #include "batchrpc/impl/json.ipp"
 #include "batchrpc/impl/router.ipp"
 #include "batchrpc/impl/session.ipp"
+#include "batchrpc/impl/stream.ipp"

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: MIT
+/// @file http.hpp
+/// Serving a router over HTTP with cpp-httplib (optional: link `batchrpc::http`).
+///
+/// `POST` with a JSON body is answered `200` with the reply, or `204 No Content` when there is
+/// nothing to send; other methods `405`, a non-JSON content type `415`, a body past the
+/// router's `max_message_bytes` `413`. Each TCP connection gets its own `rpc::Session`.
+#pragma once
+
+#include <atomic>
+#include <cctype>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include <httplib.h>
+
+#include "router.hpp"
+#include "session.hpp"
+
+namespace rpc::http {
+
+/// Settings of an HTTP server.
+struct ServerOptions {
+  /// Address to listen on; loopback by default, so nothing is exposed unless asked.
+  std::string host = "127.0.0.1";
+  /// Port; 0 picks a free one (see `Server::port`).
+  int port = 8080;
+  /// Capabilities granted to every connection's session.
+  std::vector<std::string> capabilities{};
+  /// Where batch members run; nullptr: on the connection's own thread.
+  Executor* executor = nullptr;
+  /// Connections served at once (each holds a thread while it is open).
+  std::size_t connection_threads = 16;
+  /// Seconds an idle keep-alive connection stays open.
+  int keep_alive_seconds = 5;
+};
+
+namespace detail {
+
+inline thread_local Session* connection_session = nullptr;
+
+// Runs each accepted connection on a thread of its own, with a session that lives exactly as
+// long as the connection.
+class ConnectionQueue final : public httplib::TaskQueue {
+ public:
+  ConnectionQueue(const Router& router, const ServerOptions& options)
+      : router_(router), options_(options), pool_(options.connection_threads) {}
+
+  void enqueue(std::function<void()> connection) override {
+    pool_.enqueue([this, connection = std::move(connection)] {
+      Session session(router_, {.capabilities = options_.capabilities, .executor = options_.executor});
+      connection_session = &session;
+      connection();
+      connection_session = nullptr;
+    });
+  }
+  void shutdown() override { pool_.shutdown(); }
+
+ private:
+  const Router& router_;
+  const ServerOptions& options_;
+  httplib::ThreadPool pool_;
+};
+
+inline bool is_json(std::string_view content_type) {
+  const auto semicolon = content_type.find(';');
+  std::string_view type = content_type.substr(0, semicolon);
+  while (!type.empty() && type.back() == ' ') type.remove_suffix(1);
+  constexpr std::string_view json = "application/json";
+  if (type.size() != json.size()) return false;
+  for (std::size_t i = 0; i < json.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(type[i])) != json[i]) return false;
+  }
+  return true;
+}
+
+}  // namespace detail
+
+/**
+ * A JSON-RPC 2.0 server over HTTP/1.1 on cpp-httplib. Keep-alive connections are kept, each
+ * with its own session (capabilities and cancellation are per connection).
+ *
+ * @code
+ * rpc::http::Server server{router, {.port = 8080}};
+ * server.run();  // until stop(), from another thread or a signal handler's helper
+ * @endcode
+ */
+class Server {
+ public:
+  /// A server for `router` (which must outlive it). Nothing is bound yet.
+  Server(const Router& router, ServerOptions options = {})
+      : router_(router), options_(std::move(options)) {
+    server_.new_task_queue = [this] { return new detail::ConnectionQueue(router_, options_); };
+    server_.set_payload_max_length(router.limits().max_message_bytes);
+    server_.set_keep_alive_max_count(1000);
+    server_.set_keep_alive_timeout(options_.keep_alive_seconds);
+    server_.Post(".*", [this](const httplib::Request& req, httplib::Response& res) { post(req, res); });
+    const auto not_allowed = [](const httplib::Request&, httplib::Response& res) {
+      res.status = 405;
+      res.set_header("Allow", "POST");
+      res.set_content("Only POST is allowed\n", "text/plain");
+    };
+    server_.Get(".*", not_allowed);
+    server_.Put(".*", not_allowed);
+    server_.Patch(".*", not_allowed);
+    server_.Delete(".*", not_allowed);
+    server_.Options(".*", not_allowed);
+    server_.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+      res.status = 500;
+      res.set_content("Internal Server Error\n", "text/plain");
+    });
+  }
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+  ~Server() { stop(); }
+
+  /// Binds the listening socket; returns the port. @throws std::runtime_error if it cannot.
+  int bind() {
+    const int port = options_.port == 0 ? server_.bind_to_any_port(options_.host)
+                                        : (server_.bind_to_port(options_.host, options_.port) ? options_.port : -1);
+    if (port < 0) {
+      throw std::runtime_error("batchrpc: cannot listen on " + options_.host + ":" +
+                               std::to_string(options_.port));
+    }
+    port_ = port;
+    return port;
+  }
+  /// Serves until `stop()` (binds first if `bind` was not called).
+  void run() {
+    if (port_ < 0) bind();
+    server_.listen_after_bind();
+  }
+  /// Stops serving; `run` returns once open requests are done. Thread-safe.
+  void stop() { server_.stop(); }
+  /// The bound port, or -1 before `bind`.
+  [[nodiscard]] int port() const noexcept { return port_; }
+
+ private:
+  void post(const httplib::Request& req, httplib::Response& res) {
+    if (!detail::is_json(req.get_header_value("Content-Type"))) {
+      res.status = 415;
+      res.set_content("Content-Type must be application/json\n", "text/plain");
+      return;
+    }
+    Session* session = detail::connection_session;
+    if (session == nullptr) {  // not on a connection thread of ours: never serve ungated
+      res.status = 500;
+      res.set_content("No session for this connection\n", "text/plain");
+      return;
+    }
+    const std::optional<std::string> reply = session->handle(req.body);
+    if (reply) {
+      res.status = 200;
+      res.set_content(*reply, "application/json");
+    } else {
+      res.status = 204;
+    }
+  }
+
+  const Router& router_;
+  ServerOptions options_;
+  httplib::Server server_;
+  std::atomic<int> port_{-1};
+};
+
+/// Binds and serves `router` until the server is stopped (blocking).
+inline void serve(const Router& router, ServerOptions options = {}) {
+  Server server(router, std::move(options));
+  server.run();
+}
+
+}  // namespace rpc::http

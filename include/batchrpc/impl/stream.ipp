@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: MIT
+// Non-template bodies of stream.hpp: framing, over-long frames, whole writes.
+#pragma once
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <istream>
+#include <mutex>
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include "../stream.hpp"
+
+namespace rpc {
+
+namespace detail {
+
+// One stream connection: frames messages in, writes framed replies out.
+class StreamConnection {
+ public:
+  StreamConnection(Session& session, const StreamWriter& write, StreamOptions options)
+      : session_(session), write_(write), options_(options) {
+    if (options_.max_message_bytes == 0) {
+      options_.max_message_bytes = session.router().limits().max_message_bytes;
+    }
+  }
+
+  // Feeds bytes as they arrive; false once the connection must end.
+  bool feed(const char* data, std::size_t size) {
+    return options_.framing == Framing::lines ? feed_lines(data, size) : feed_frames(data, size);
+  }
+
+  // End of input: a last line without its newline still counts.
+  void finish() {
+    if (options_.framing == Framing::lines && !discarding_ && !pending_.empty()) deliver(pending_);
+    pending_.clear();
+  }
+
+  [[nodiscard]] bool peer_gone() const {
+    std::lock_guard lock(write_mutex_);
+    return write_failed_;
+  }
+
+  // Writes one reply with its framing, whole.
+  void send(std::string_view reply) {
+    std::lock_guard lock(write_mutex_);
+    if (write_failed_) return;
+    frame_.clear();
+    if (options_.framing == Framing::content_length) {
+      frame_ += "Content-Length: ";
+      frame_ += std::to_string(reply.size());
+      frame_ += "\r\n\r\n";
+      frame_ += reply;
+    } else {
+      frame_ += reply;
+      frame_ += '\n';
+    }
+    if (!write_(frame_)) write_failed_ = true;
+  }
+
+ private:
+  void deliver(std::string_view message) {
+    session_.handle(message, [this](std::optional<std::string_view> reply) {
+      if (reply) send(*reply);
+    });
+  }
+
+  void too_large() {
+    send(R"({"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Message too large","data":{"max":)" +
+         std::to_string(options_.max_message_bytes) + "}}}");
+  }
+
+  bool feed_lines(const char* data, std::size_t size) {
+    const char* end = data + size;
+    while (data != end) {
+      const char* newline = std::find(data, end, '\n');
+      if (discarding_) {  // skipping the rest of an over-long line
+        if (newline == end) return true;
+        discarding_ = false;
+        data = newline + 1;
+        continue;
+      }
+      const auto length = static_cast<std::size_t>(newline - data);
+      if (pending_.size() + length > options_.max_message_bytes + 1) {  // +1: a '\r' may follow
+        pending_.clear();
+        too_large();
+        discarding_ = newline == end;
+        data = newline == end ? end : newline + 1;
+        continue;
+      }
+      if (newline == end) {
+        pending_.append(data, length);
+        return true;
+      }
+      if (pending_.empty()) {
+        line(std::string_view(data, length));
+      } else {
+        pending_.append(data, length);
+        line(pending_);
+        pending_.clear();
+      }
+      data = newline + 1;
+    }
+    return true;
+  }
+
+  void line(std::string_view text) {
+    if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
+    if (text.find_first_not_of(" \t\r") == std::string_view::npos) return;  // blank line
+    deliver(text);
+  }
+
+  // Content-Length framing: headers up to a blank line, then exactly that many bytes.
+  bool feed_frames(const char* data, std::size_t size) {
+    const char* end = data + size;
+    while (data != end) {
+      if (body_left_ == kReadingHeaders) {
+        const char* newline = std::find(data, end, '\n');
+        pending_.append(data, newline);
+        if (pending_.size() > kMaxHeaderBytes) return bad_frame("header too long");
+        if (newline == end) return true;
+        data = newline + 1;
+        if (!header_line()) return false;
+        continue;
+      }
+      const std::size_t take = std::min(body_left_, static_cast<std::size_t>(end - data));
+      if (!discarding_) body_.append(data, take);
+      data += take;
+      body_left_ -= take;
+      if (body_left_ == 0) {
+        if (!discarding_) deliver(body_);
+        body_.clear();
+        discarding_ = false;
+        body_left_ = kReadingHeaders;
+      }
+    }
+    return true;
+  }
+
+  // One header line is in pending_ (without its '\n').
+  bool header_line() {
+    std::string_view h = pending_;
+    if (!h.empty() && h.back() == '\r') h.remove_suffix(1);
+    if (!h.empty()) {
+      const auto colon = h.find(':');
+      if (colon == std::string_view::npos) return bad_frame("header without a colon");
+      std::string name(h.substr(0, colon));
+      std::transform(name.begin(), name.end(), name.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      if (name == "content-length") {
+        std::string_view value = h.substr(colon + 1);
+        while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+        while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
+        std::size_t n = 0;
+        const auto r = std::from_chars(value.data(), value.data() + value.size(), n);
+        if (value.empty() || r.ec != std::errc{} || r.ptr != value.data() + value.size()) {
+          return bad_frame("invalid Content-Length");
+        }
+        content_length_ = n;
+      }
+      pending_.clear();
+      return true;
+    }
+    pending_.clear();
+    if (!content_length_) return bad_frame("missing Content-Length");
+    body_left_ = *content_length_;
+    content_length_.reset();
+    discarding_ = body_left_ > options_.max_message_bytes;
+    if (discarding_) too_large();
+    if (body_left_ == 0) {  // an empty body is not JSON: answered as a parse error
+      deliver("");
+      body_left_ = kReadingHeaders;
+      discarding_ = false;
+    }
+    return true;
+  }
+
+  bool bad_frame(const char* why) {
+    send(std::string(R"({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error","data":{"reason":"invalid frame: )") +
+         why + "\"}}}");
+    return false;
+  }
+
+  static constexpr std::size_t kReadingHeaders = static_cast<std::size_t>(-1);
+  static constexpr std::size_t kMaxHeaderBytes = 8192;
+
+  Session& session_;
+  const StreamWriter& write_;
+  StreamOptions options_;
+  std::string pending_;  // a partial line, or a header line being read
+  std::string body_;     // a Content-Length body being read
+  std::optional<std::size_t> content_length_;
+  std::size_t body_left_ = kReadingHeaders;
+  bool discarding_ = false;  // skipping an over-long message
+
+  mutable std::mutex write_mutex_;
+  std::string frame_;
+  bool write_failed_ = false;
+};
+
+}  // namespace detail
+
+BATCHRPC_DECL void serve_stream(Session& session, const StreamReader& read,
+                                const StreamWriter& write, StreamOptions options) {
+  detail::StreamConnection connection(session, write, options);
+  char chunk[1 << 16];
+  for (;;) {
+    const std::ptrdiff_t n = read(chunk, sizeof chunk);
+    if (n <= 0) {
+      connection.finish();
+      break;
+    }
+    if (!connection.feed(chunk, static_cast<std::size_t>(n)) || connection.peer_gone()) break;
+  }
+  session.drain();  // every reply is written before we return
+}
+
+BATCHRPC_DECL void serve_stream(Session& session, int in_fd, int out_fd, StreamOptions options) {
+  const StreamReader read = [in_fd](char* data, std::size_t size) -> std::ptrdiff_t {
+    for (;;) {
+      const ssize_t n = ::read(in_fd, data, size);
+      if (n >= 0 || errno != EINTR) return n;
+    }
+  };
+  const StreamWriter write = [out_fd](std::string_view bytes) {
+    while (!bytes.empty()) {
+      const ssize_t n = ::write(out_fd, bytes.data(), bytes.size());
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return false;
+      }
+      bytes.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return true;
+  };
+  serve_stream(session, read, write, options);
+}
+
+BATCHRPC_DECL void serve_stream(Session& session, std::istream& in, std::ostream& out,
+                                StreamOptions options) {
+  const StreamReader read = [&in](char* data, std::size_t size) -> std::ptrdiff_t {
+    if (!in) return 0;
+    in.read(data, 1);  // block for the first byte, then take what is already buffered
+    if (in.gcount() == 0) return 0;
+    const std::streamsize more = in.readsome(data + 1, static_cast<std::streamsize>(size - 1));
+    return 1 + (more > 0 ? more : 0);
+  };
+  const StreamWriter write = [&out](std::string_view bytes) {
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.flush();
+    return static_cast<bool>(out);
+  };
+  serve_stream(session, read, write, options);
+}
+
+}  // namespace rpc

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: MIT
+/// @file stream.hpp
+/// Serving a session over a byte stream (stdio, a pipe, a socket): newline-delimited JSON or
+/// `Content-Length:` framing.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <iosfwd>
+#include <string_view>
+
+#include "config.hpp"
+#include "session.hpp"
+
+namespace rpc {
+
+/// How messages are delimited on a stream.
+enum class Framing {
+  /// One message per line (`\n`, an optional `\r` before it is dropped); blank lines are skipped.
+  lines,
+  /// `Content-Length: N` header, a blank line, then N bytes, as language servers use.
+  content_length,
+};
+
+/// Settings of `serve_stream`.
+struct StreamOptions {
+  /// How messages are delimited.
+  Framing framing = Framing::lines;
+  /// Longest message accepted; 0 means the router's `Limits::max_message_bytes`. A longer
+  /// one is answered `-32001 Message too large` and skipped without being buffered.
+  std::size_t max_message_bytes = 0;
+};
+
+/// Reads up to `size` bytes into `data`: returns the number read, 0 at end of input, or -1 on
+/// a read error (treated as end of input).
+using StreamReader = std::function<std::ptrdiff_t(char* data, std::size_t size)>;
+/// Writes all of `bytes`; returns false when the peer is gone (reading then stops).
+using StreamWriter = std::function<bool(std::string_view bytes)>;
+
+/**
+ * Serves one connection: reads messages with `read`, hands each to `session`, and writes each
+ * reply (with its framing) with `write`, whole and never interleaved with another. Messages
+ * that need no reply produce no output at all.
+ *
+ * The reading goes on while handlers run, so a later `notifications/cancel` reaches a slow
+ * request — give the session an executor for that (without one, each message runs on the
+ * reading thread before the next is read). Replies go out as they complete (correlate by id).
+ * At end of input, what is in flight is finished and answered before this returns.
+ *
+ * A frame that cannot be read (a `Content-Length` header missing or invalid) is answered
+ * `-32700` and ends the connection, since the stream cannot be resynchronised.
+ */
+BATCHRPC_DECL void serve_stream(Session& session, const StreamReader& read,
+                                const StreamWriter& write, StreamOptions options = {});
+
+/// `serve_stream` on file descriptors (for example `STDIN_FILENO`, `STDOUT_FILENO`).
+BATCHRPC_DECL void serve_stream(Session& session, int in_fd, int out_fd, StreamOptions options = {});
+
+/// `serve_stream` on standard streams.
+BATCHRPC_DECL void serve_stream(Session& session, std::istream& in, std::ostream& out,
+                                StreamOptions options = {});
+
+}  // namespace rpc
+
+#if defined(BATCHRPC_HEADER_ONLY)
+#include "impl/stream.ipp"
+#endif
