@@ -135,10 +135,18 @@ class Server {
   /// Serves until `stop()` (binds first if `bind` was not called).
   void run() {
     if (port_ < 0) bind();
-    server_.listen_after_bind();
+    running_ = true;
+    if (!stopping_) server_.listen_after_bind();
+    running_ = false;
   }
-  /// Stops serving; `run` returns once open requests are done. Thread-safe.
-  void stop() { server_.stop(); }
+  /// Stops serving; `run` returns once open requests are done. Thread-safe, and safe to call
+  /// before `run` has started listening.
+  void stop() {
+    stopping_ = true;
+    // httplib ignores a stop that comes before it listens; wait until it does (or gave up).
+    while (running_ && !server_.is_running()) std::this_thread::yield();
+    server_.stop();
+  }
   /// The bound port, or -1 before `bind`.
   [[nodiscard]] int port() const noexcept { return port_; }
 
@@ -168,6 +176,8 @@ class Server {
   ServerOptions options_;
   httplib::Server server_;
   std::atomic<int> port_{-1};
+  std::atomic<bool> running_{false};
+  std::atomic<bool> stopping_{false};
 };
 
 /// Binds and serves `router` until the server is stopped (blocking).

@@ -3,6 +3,12 @@
 // `snippet:end` must match the README block marked `<!-- snippet: NAME -->` (the
 // readme_snippets test checks it), so the README cannot drift from code that works.
 #include <batchrpc/batchrpc.hpp>
+#include <batchrpc/stream.hpp>
+#if defined(BATCHRPC_TEST_HTTP)
+#include <batchrpc/http.hpp>
+#endif
+
+#include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -93,4 +99,53 @@ TEST_SUITE("readme") {
     CHECK(router.handle(R"({"jsonrpc":"2.0","method":"slow_add","params":{"a":2,"b":3},"id":1})") ==
           R"({"jsonrpc":"2.0","id":1,"result":5})");
   }
+
+  TEST_CASE("snippet: serving a stream") {
+    rpc::Router router;
+    router.add("add", [](int a, int b) { return a + b; });
+    int to_server[2];
+    int from_server[2];
+    REQUIRE(::pipe(to_server) == 0);
+    REQUIRE(::pipe(from_server) == 0);
+    const std::string input = R"({"jsonrpc":"2.0","method":"add","params":[1,2],"id":1})" "\n";
+    REQUIRE(::write(to_server[1], input.data(), input.size()) == static_cast<ssize_t>(input.size()));
+    ::close(to_server[1]);
+    const int in_fd = to_server[0];
+    const int out_fd = from_server[1];
+    {
+      // snippet:begin stdio
+      rpc::ThreadPool pool{4};
+      rpc::Session session{router, {.executor = &pool}};  // reading goes on while handlers run
+      rpc::serve_stream(session, in_fd, out_fd, {.framing = rpc::Framing::lines});
+      // snippet:end
+    }
+    ::close(in_fd);
+    ::close(out_fd);
+    char buffer[128];
+    const ssize_t n = ::read(from_server[0], buffer, sizeof buffer);
+    ::close(from_server[0]);
+    REQUIRE(n > 0);
+    CHECK(std::string(buffer, static_cast<std::size_t>(n)) == R"({"jsonrpc":"2.0","id":1,"result":3})" "\n");
+  }
+
+#if defined(BATCHRPC_TEST_HTTP)
+  TEST_CASE("snippet: serving HTTP") {
+    rpc::Router router;
+    router.add("add", [](int a, int b) { return a + b; });
+    const int port = 0;  // any free port, for the test
+    {
+      // snippet:begin http
+      rpc::http::Server server{router, {.port = port}};  // binds 127.0.0.1 unless .host says otherwise
+      std::jthread serving([&] { server.run(); });       // or run() on this thread; stop() ends it
+      // snippet:end
+      while (server.port() < 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      httplib::Client client("127.0.0.1", server.port());
+      const auto res = client.Post("/", R"({"jsonrpc":"2.0","method":"add","params":[1,2],"id":1})", "application/json");
+      REQUIRE(res);
+      CHECK(res->status == 200);
+      CHECK(res->body == R"({"jsonrpc":"2.0","id":1,"result":3})");
+      server.stop();
+    }
+  }
+#endif
 }

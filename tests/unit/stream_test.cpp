@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: MIT
+// Stream transport: newline and Content-Length framing, over-long frames, end of input.
+#include <batchrpc/stream.hpp>
+
+#include <batchrpc/builtins.hpp>
+#include <batchrpc/executor.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "support/printing.hpp"
+
+namespace {
+
+rpc::Router make_router(std::atomic<int>& notes) {
+  rpc::Router router;
+  rpc::add_builtins(router);
+  router.add("add", [](int a, int b) { return a + b; }, rpc::names("a", "b"));
+  router.add("note", [&notes] { ++notes; });
+  router.add("sleep", [](int ms, rpc::Context& ctx) {
+    std::mutex m;
+    std::condition_variable_any cv;
+    std::unique_lock lock(m);
+    cv.wait_for(lock, ctx.stop_token(), std::chrono::milliseconds(ms), [] { return false; });
+    if (ctx.stop_requested()) throw rpc::cancelled();
+    return ms;
+  }, rpc::names("ms"));
+  return router;
+}
+
+// Feeds `input` in chunks of `chunk` bytes and collects every write.
+struct Harness {
+  std::atomic<int> notes{0};
+  rpc::Router router = make_router(notes);
+  std::vector<std::string> writes;
+
+  std::vector<std::string> run(const std::string& input, rpc::StreamOptions options = {},
+                               std::size_t chunk = 7, rpc::Executor* executor = nullptr) {
+    rpc::Session session(router, {.executor = executor});
+    std::size_t at = 0;
+    std::mutex m;
+    rpc::serve_stream(
+        session,
+        [&](char* data, std::size_t size) -> std::ptrdiff_t {
+          const std::size_t n = std::min({size, chunk, input.size() - at});
+          input.copy(data, n, at);
+          at += n;
+          return static_cast<std::ptrdiff_t>(n);
+        },
+        [&](std::string_view bytes) {
+          std::lock_guard lock(m);
+          writes.emplace_back(bytes);
+          return true;
+        },
+        options);
+    return writes;
+  }
+};
+
+const std::string add_1 = R"({"jsonrpc":"2.0","method":"add","params":[1,2],"id":1})";
+const std::string add_2 = R"({"jsonrpc":"2.0","method":"add","params":{"a":5,"b":5},"id":2})";
+const std::string note = R"({"jsonrpc":"2.0","method":"note"})";
+const std::string three = R"({"jsonrpc":"2.0","id":1,"result":3})";
+const std::string ten = R"({"jsonrpc":"2.0","id":2,"result":10})";
+
+std::string framed(std::string_view body) {
+  return "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + std::string(body);
+}
+
+}  // namespace
+
+TEST_SUITE("stream") {
+  TEST_CASE("lines: one reply line per message that has one, none for notifications") {
+    Harness h;
+    for (std::size_t chunk : {1, 7, 4096}) {
+      CAPTURE(chunk);
+      h.writes.clear();
+      CHECK(h.run(add_1 + "\n" + note + "\n[" + note + "," + note + "]\n" + add_2 + "\n", {}, chunk) ==
+            std::vector<std::string>{three + "\n", ten + "\n"});
+    }
+    CHECK(h.notes == 9);
+  }
+
+  TEST_CASE("lines: CRLF, blank lines and a last line without newline") {
+    Harness h;
+    CHECK(h.run("\n\r\n   \n" + add_1 + "\r\n\n" + add_2) == std::vector<std::string>{three + "\n", ten + "\n"});
+  }
+
+  TEST_CASE("lines: invalid JSON and batch rules on a line") {
+    Harness h;
+    CHECK(h.run("{oops\n[]\n") ==
+          std::vector<std::string>{
+              R"({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error","data":{"offset":1,"reason":"Missing a name for object member."}}})" "\n",
+              R"({"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request","data":{"reason":"empty batch"}}})" "\n"});
+  }
+
+  TEST_CASE("lines: an over-long line is answered -32001 and skipped, the next one is served") {
+    Harness h;
+    const std::string too_large =
+        R"({"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Message too large","data":{"max":64}}})" "\n";
+    for (std::size_t chunk : {1, 5, 1 << 16}) {
+      CAPTURE(chunk);
+      h.writes.clear();
+      CHECK(h.run("[" + std::string(500, ' ') + "]\n" + add_1 + "\n", {.max_message_bytes = 64}, chunk) ==
+            std::vector<std::string>{too_large, three + "\n"});
+    }
+    SUBCASE("the limit defaults to the router's max_message_bytes") {
+      h.writes.clear();
+      h.router = rpc::Router(rpc::Limits{.max_message_bytes = 10});
+      h.router.add("x", [] {});
+      CHECK(h.run(std::string(20, ' ') + "1\n") ==
+            std::vector<std::string>{
+                R"({"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Message too large","data":{"max":10}}})" "\n"});
+    }
+  }
+
+  TEST_CASE("content-length: frames in, framed replies out") {
+    Harness h;
+    for (std::size_t chunk : {1, 3, 4096}) {
+      CAPTURE(chunk);
+      h.writes.clear();
+      CHECK(h.run(framed(add_1) + framed(note) + "content-length:  " + std::to_string(add_2.size()) +
+                      " \r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n" + add_2,
+                  {.framing = rpc::Framing::content_length}, chunk) ==
+            std::vector<std::string>{framed(three), framed(ten)});
+    }
+  }
+
+  TEST_CASE("content-length: an oversized frame is answered -32001 and its body skipped") {
+    Harness h;
+    const std::string big = "[" + std::string(300, ' ') + "]";
+    CHECK(h.run(framed(big) + framed(add_1), {.framing = rpc::Framing::content_length, .max_message_bytes = 100}) ==
+          std::vector<std::string>{
+              framed(R"({"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Message too large","data":{"max":100}}})"),
+              framed(three)});
+  }
+
+  TEST_CASE("content-length: a frame that cannot be read ends the connection with -32700") {
+    Harness h;
+    const auto bad = [](std::string_view why) {
+      return framed(std::string(R"({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error","data":{"reason":"invalid frame: )") +
+                    std::string(why) + "\"}}}");
+    };
+    CHECK(h.run("Content-Type: x\r\n\r\n" + framed(add_1), {.framing = rpc::Framing::content_length}) ==
+          std::vector<std::string>{bad("missing Content-Length")});
+    h.writes.clear();
+    CHECK(h.run("Content-Length: 12x\r\n\r\n" + framed(add_1), {.framing = rpc::Framing::content_length}) ==
+          std::vector<std::string>{bad("invalid Content-Length")});
+    h.writes.clear();
+    CHECK(h.run("garbage\r\n\r\n", {.framing = rpc::Framing::content_length}) ==
+          std::vector<std::string>{bad("header without a colon")});
+    h.writes.clear();
+    CHECK(h.run("X: " + std::string(10000, 'y'), {.framing = rpc::Framing::content_length}) ==
+          std::vector<std::string>{bad("header too long")});
+  }
+
+  TEST_CASE("end of input finishes what is in flight before returning") {
+    Harness h;
+    rpc::ThreadPool pool(2);
+    const auto start = std::chrono::steady_clock::now();
+    CHECK(h.run(R"({"jsonrpc":"2.0","method":"sleep","params":[100],"id":1})" "\n", {}, 4096, &pool) ==
+          std::vector<std::string>{R"({"jsonrpc":"2.0","id":1,"result":100})" "\n"});
+    CHECK(std::chrono::steady_clock::now() - start >= std::chrono::milliseconds(100));
+  }
+
+  TEST_CASE("reading goes on while a handler runs, so a later cancel reaches it") {
+    Harness h;
+    rpc::ThreadPool pool(2);
+    const auto start = std::chrono::steady_clock::now();
+    CHECK(h.run(R"({"jsonrpc":"2.0","method":"sleep","params":[10000],"id":1})" "\n"
+                R"({"jsonrpc":"2.0","method":"notifications/cancel","params":{"id":1}})" "\n",
+                {}, 4096, &pool) ==
+          std::vector<std::string>{R"({"jsonrpc":"2.0","id":1,"error":{"code":-32800,"message":"Request cancelled"}})" "\n"});
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(3));
+  }
+
+  TEST_CASE("a peer that stops reading ends the loop") {
+    std::atomic<int> notes{0};
+    rpc::Router router = make_router(notes);
+    rpc::Session session(router);
+    int reads = 0;
+    rpc::serve_stream(
+        session,
+        [&](char* data, std::size_t) -> std::ptrdiff_t {
+          ++reads;
+          const std::string line = add_1 + "\n";
+          line.copy(data, line.size());
+          return static_cast<std::ptrdiff_t>(line.size());
+        },
+        [](std::string_view) { return false; });
+    CHECK(reads == 1);
+  }
+
+  TEST_CASE("file descriptors and iostreams work the same") {
+    std::atomic<int> notes{0};
+    rpc::Router router = make_router(notes);
+    rpc::Session session(router);
+    std::istringstream in(add_1 + "\n" + note + "\n" + add_2 + "\n");
+    std::ostringstream out;
+    rpc::serve_stream(session, in, out);
+    CHECK(out.str() == three + "\n" + ten + "\n");
+
+    int to_server[2];
+    int from_server[2];
+    REQUIRE(::pipe(to_server) == 0);
+    REQUIRE(::pipe(from_server) == 0);
+    const std::string input = framed(add_1) + framed(add_2);
+    REQUIRE(::write(to_server[1], input.data(), input.size()) == static_cast<ssize_t>(input.size()));
+    ::close(to_server[1]);
+    rpc::serve_stream(session, to_server[0], from_server[1], {.framing = rpc::Framing::content_length});
+    ::close(to_server[0]);
+    ::close(from_server[1]);
+    std::string got;
+    char buffer[256];
+    for (ssize_t n; (n = ::read(from_server[0], buffer, sizeof buffer)) > 0;) got.append(buffer, static_cast<std::size_t>(n));
+    ::close(from_server[0]);
+    CHECK(got == framed(three) + framed(ten));
+  }
+}
