@@ -7,6 +7,7 @@
 
 #include "batchrpc/impl/builtins.ipp"
 #include "batchrpc/impl/call.ipp"
+#include "batchrpc/impl/client.ipp"
 #include "batchrpc/impl/json.ipp"
 #include "batchrpc/impl/router.ipp"
 #include "batchrpc/impl/session.ipp"

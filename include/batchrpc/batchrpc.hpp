@@ -5,6 +5,7 @@
 
 #include "buffer.hpp"
 #include "builtins.hpp"
+#include "client.hpp"
 #include "context.hpp"
 #include "error.hpp"
 #include "executor.hpp"

@@ -56,7 +56,7 @@ class Error : public std::runtime_error {
  public:
   /// An error with an application code (use -32000..-32099 or your own range outside -32768..-32000).
   Error(int code, std::string message, Json data = {})
-      : std::runtime_error(std::move(message)), code_(code), data_(std::move(data)) {}
+      : std::runtime_error(message), code_(code), message_(std::move(message)), data_(std::move(data)) {}
   /// An error with one of the predefined codes.
   Error(ErrorCode code, std::string message, Json data = {})
       : Error(static_cast<int>(code), std::move(message), std::move(data)) {}
@@ -67,12 +67,13 @@ class Error : public std::runtime_error {
   /// The error code sent to the client.
   [[nodiscard]] int code() const noexcept { return code_; }
   /// The message sent to the client.
-  [[nodiscard]] std::string_view message() const noexcept { return what(); }
+  [[nodiscard]] std::string_view message() const noexcept { return message_; }
   /// The optional `data` member (empty: omitted).
   [[nodiscard]] const Json& data() const noexcept { return data_; }
 
  private:
   int code_;
+  std::string message_;  // what() stops at a NUL byte; a JSON string may hold one
   Json data_;
 };
 

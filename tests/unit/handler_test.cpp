@@ -644,3 +644,11 @@ TEST_SUITE("handler") {
     CHECK(call(router, "add", "[1]") == R"({"jsonrpc":"2.0","id":1,"result":101})");
   }
 }
+
+TEST_CASE("an rpc::Error message keeps its NUL bytes") {
+  rpc::Router router;
+  router.add("nul", []() -> int { throw rpc::Error(-32001, std::string("a\0b", 3)); });
+  CHECK(rpc::Error(1, std::string("a\0b", 3)).message() == std::string_view("a\0b", 3));
+  CHECK(router.handle(R"({"jsonrpc":"2.0","method":"nul","id":1})") ==
+        std::optional<std::string>(R"({"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"a\u0000b"}})"));
+}
