@@ -129,12 +129,12 @@ TEST_SUITE("router") {
   TEST_CASE("invalid UTF-8 is -32700") {
     Fixture f;
     CHECK(f.handle("{\"jsonrpc\":\"2.0\",\"method\":\"echo\",\"params\":[\"\xff\"],\"id\":1}") ==
-          parse_error(44, "Invalid encoding in string."));
+          parse_error(44, "Invalid UTF-8."));
     SUBCASE("an overlong encoding") {
-      CHECK(f.handle("[\"\xc0\xaf\"]") == parse_error(2, "Invalid encoding in string."));
+      CHECK(f.handle("[\"\xc0\xaf\"]") == parse_error(2, "Invalid UTF-8."));
     }
     SUBCASE("in a member name") {
-      CHECK(f.handle("{\"\xed\xa0\x80\":1}") == parse_error(2, "Invalid encoding in string."));
+      CHECK(f.handle("{\"\xed\xa0\x80\":1}") == parse_error(2, "Invalid UTF-8."));
     }
   }
 
@@ -366,4 +366,27 @@ TEST_SUITE("router") {
     CHECK(router.contains("a"));
     CHECK_FALSE(router.contains("rpc.x"));
   }
+}
+
+TEST_CASE("invalid UTF-8 anywhere is found at its first bad byte, also after long ASCII runs") {
+  rpc::Router router;
+  router.add("echo", [](std::string s) { return s; });
+  const std::string head = R"({"jsonrpc":"2.0","method":"echo","params":[")" + std::string(100, 'a');
+  CHECK(router.handle(head + "\xe2\x82\xac\"],\"id\":1}") ==
+        std::optional<std::string>(R"({"jsonrpc":"2.0","id":1,"result":")" + std::string(100, 'a') + "\xe2\x82\xac\"}"));
+  CHECK(router.handle(head + "\xe2\x82\"],\"id\":1}") ==
+        std::optional<std::string>(parse_error(head.size(), "Invalid UTF-8.")));
+  CHECK(router.handle(head + "\xf4\x90\x80\x80\"],\"id\":1}") ==
+        std::optional<std::string>(parse_error(head.size(), "Invalid UTF-8.")));
+  CHECK(router.handle(head + "\"],\"id\":1}\xff") == std::optional<std::string>(parse_error(head.size() + 10, "Invalid UTF-8.")));
+}
+
+TEST_CASE("nesting past the recursive-parse bound is parsed iteratively, limits still apply") {
+  rpc::Router router(rpc::Limits{.max_depth = 100000});
+  router.add("echo", [](const rpc::Value&) { return true; });
+  const std::string deep = std::string(50000, '[') + std::string(50000, ']');
+  CHECK(router.handle(R"({"jsonrpc":"2.0","method":"echo","params":[)" + deep + R"(],"id":1})") ==
+        std::optional<std::string>(R"({"jsonrpc":"2.0","id":1,"result":true})"));
+  CHECK(router.handle(std::string(200000, '[')) ==
+        std::optional<std::string>(R"({"jsonrpc":"2.0","id":null,"error":{"code":-32002,"message":"Nesting too deep","data":{"max":100000}}})"));
 }

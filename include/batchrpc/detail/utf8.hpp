@@ -11,26 +11,30 @@
 
 namespace rpc::detail {
 
-// True when `text` is well-formed UTF-8 (no overlongs, surrogates or code points past
-// U+10FFFF). ASCII is skipped eight bytes at a time; the rest goes through RapidJSON's decoder.
-inline bool is_valid_utf8(std::string_view text) {
+// The offset of the first byte of `text` that is not part of well-formed UTF-8 (no
+// overlongs, surrogates or code points past U+10FFFF), or text.size() when all of it is.
+// ASCII is skipped eight bytes at a time; the rest goes through RapidJSON's decoder.
+inline std::size_t first_invalid_utf8(std::string_view text) {
   std::size_t i = 0;
-  for (; i + 8 <= text.size(); i += 8) {
-    std::uint64_t word;
-    std::memcpy(&word, text.data() + i, sizeof word);
-    if (word & 0x8080808080808080ull) break;
-  }
-  while (i < text.size() && static_cast<unsigned char>(text[i]) < 0x80) ++i;
-  if (i == text.size()) return true;
-
   struct Discard {
     void Put(char) {}
   } sink;
-  rapidjson::MemoryStream in(text.data() + i, text.size() - i);
-  while (in.Tell() < text.size() - i) {
-    if (!rapidjson::UTF8<>::Validate(in, sink)) return false;
+  while (i < text.size()) {
+    for (; i + 8 <= text.size(); i += 8) {
+      std::uint64_t word;
+      std::memcpy(&word, text.data() + i, sizeof word);
+      if (word & 0x8080808080808080ull) break;
+    }
+    while (i < text.size() && static_cast<unsigned char>(text[i]) < 0x80) ++i;
+    if (i == text.size()) break;
+    rapidjson::MemoryStream in(text.data() + i, text.size() - i);
+    if (!rapidjson::UTF8<>::Validate(in, sink)) return i;
+    i += in.Tell();
   }
-  return true;
+  return text.size();
 }
+
+// True when `text` is well-formed UTF-8.
+inline bool is_valid_utf8(std::string_view text) { return first_invalid_utf8(text) == text.size(); }
 
 }  // namespace rpc::detail
