@@ -1,127 +1,208 @@
 // SPDX-License-Identifier: MIT
-// Router throughput against a plain RapidJSON DOM loop doing the same work (the floor).
+// Router throughput, side by side with the plain RapidJSON DOM floor (dom_floor.hpp). Each
+// benchmark reports requests per second and heap allocations per request; payloads are
+// generated here. bench/report.py turns the JSON output into the table in bench/README.md.
 #include <benchmark/benchmark.h>
 
-#include <cstring>
+#include <cstdint>
+#include <optional>
 #include <string>
-#include <string_view>
-
-#include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
+#include <vector>
 
 #include <batchrpc/batchrpc.hpp>
 
+#include "allocation_counter.hpp"
+#include "dom_floor.hpp"
+
 namespace {
 
-std::string ping_request(std::size_t id) {
-  return R"({"jsonrpc":"2.0","method":"ping","params":{"nonce":)" + std::to_string(id) +
-         R"(},"id":)" + std::to_string(id) + "}";
+std::string ping(std::size_t i) {
+  return R"({"jsonrpc":"2.0","method":"ping","params":{"nonce":)" + std::to_string(i) + R"(},"id":)" +
+         std::to_string(i) + "}";
 }
 
-std::string ping_batch(std::size_t members) {
-  if (members == 1) return ping_request(0);
+std::string subtract(std::size_t i, bool named) {
+  const std::string params = named ? R"({"subtrahend":23,"minuend":)" + std::to_string(i) + "}"
+                                   : "[" + std::to_string(i) + ",23]";
+  return R"({"jsonrpc":"2.0","method":"subtract","params":)" + params + R"(,"id":)" + std::to_string(i) + "}";
+}
+
+// A batch of `n` members made by `member`; a singleton when n == 1.
+template <class F>
+std::string batch(std::size_t n, F&& member) {
+  if (n == 1) return member(0);
   std::string s = "[";
-  for (std::size_t i = 0; i < members; ++i) {
+  for (std::size_t i = 0; i < n; ++i) {
     if (i) s += ',';
-    s += ping_request(i);
+    s += member(i);
   }
   return s + "]";
 }
 
-// The floor: parse into a DOM, look the method up, write each reply with Writer<StringBuffer>,
-// buffers reused. No validation beyond what RapidJSON does by default.
-class DomFloor {
- public:
-  bool handle(const std::string& message) {
-    doc_.Parse(message.c_str(), message.size());
-    out_.Clear();
-    if (doc_.HasParseError()) return false;
-    writer_.Reset(out_);
-    if (doc_.IsArray()) {
-      writer_.StartArray();
-      for (const auto& m : doc_.GetArray()) one(m);
-      writer_.EndArray();
-    } else {
-      one(doc_);
-    }
-    return true;
-  }
-  std::size_t size() const { return out_.GetSize(); }
+// Every third member a notification, four malformed members.
+std::string mixed_batch() {
+  return batch(100, [](std::size_t i) -> std::string {
+    if (i == 10 || i == 40 || i == 70 || i == 95) return i % 2 ? "1" : R"({"foo":"boo"})";
+    if (i % 3 == 2) return R"({"jsonrpc":"2.0","method":"ping","params":{"nonce":)" + std::to_string(i) + "}}";
+    return ping(i);
+  });
+}
 
- private:
-  void one(const rapidjson::Value& m) {
-    const auto method = m.FindMember("method");
-    const auto id = m.FindMember("id");
-    const auto params = m.FindMember("params");
-    if (method == m.MemberEnd() || !method->value.IsString() || id == m.MemberEnd()) return;
-    writer_.StartObject();
-    writer_.Key("jsonrpc");
-    writer_.String("2.0");
-    writer_.Key("id");
-    id->value.Accept(writer_);
-    writer_.Key("result");
-    if (std::strcmp(method->value.GetString(), "ping") == 0 && params != m.MemberEnd()) {
-      params->value.Accept(writer_);
-    } else {
-      writer_.Null();
-    }
-    writer_.EndObject();
-  }
+std::string struct_params(std::size_t i) {
+  return R"({"jsonrpc":"2.0","method":"order","params":{"customer":"c-)" + std::to_string(i) +
+         R"(","quantity":)" + std::to_string(i % 7 + 1) +
+         R"(,"price":19.99,"express":true,"note":"leave at the door","items":[1,2,3,4]},"id":)" +
+         std::to_string(i) + "}";
+}
 
-  rapidjson::Document doc_;
-  rapidjson::StringBuffer out_;
-  rapidjson::Writer<rapidjson::StringBuffer> writer_;
-};
-
-const rpc::Router& ping_router() {
-  static const rpc::Router router = [] {
-    rpc::Router r;
-    r.add("ping", [](const rpc::Value& nonce, rpc::ResultWriter& out) {
-      out.start_object();
-      out.key("nonce");
-      out.write(nonce);
-      out.end_object();
-    }, rpc::names("nonce"));
-    return r;
+const rpc::Router& router() {
+  static const rpc::Router r = [] {
+    rpc::Router built(rpc::Limits{.max_batch = 100000});
+    rpc::add_builtins(built);
+    built.add("subtract", [](std::int64_t minuend, std::int64_t subtrahend) { return minuend - subtrahend; },
+              rpc::names("minuend", "subtrahend"));
+    built.add("order",
+              [](std::string_view customer, int quantity, double price, bool express,
+                 std::optional<std::string_view> note, const std::vector<int>& items) {
+                return static_cast<double>(quantity) * price + (express ? 5.0 : 0.0) +
+                       static_cast<double>(items.size() + customer.size() + (note ? note->size() : 0));
+              },
+              rpc::names("customer", "quantity", "price", "express", "note", "items"));
+    built.add("length", [](std::string_view text) { return text.size(); }, rpc::names("text"));
+    return built;
   }();
-  return router;
+  return r;
 }
 
-void BM_Floor_Ping(benchmark::State& state) {
-  const std::string message = ping_batch(static_cast<std::size_t>(state.range(0)));
-  DomFloor floor;
-  for (auto _ : state) {
-    benchmark::DoNotOptimize(floor.handle(message));
-  }
-  state.SetItemsProcessed(state.iterations() * state.range(0));
+// Runs `one` per iteration after a warm-up, and reports requests/s and allocations/request.
+template <class F>
+void measure(benchmark::State& state, std::int64_t requests, F&& one) {
+  one();
+  const long before = bench::allocations();
+  for (auto _ : state) one();
+  const long allocations = bench::allocations() - before;
+  state.SetItemsProcessed(state.iterations() * requests);
+  state.counters["allocs_per_request"] =
+      static_cast<double>(allocations) / static_cast<double>(state.iterations() * requests);
 }
 
-void BM_Router_Ping(benchmark::State& state) {
-  const std::string message = ping_batch(static_cast<std::size_t>(state.range(0)));
-  const rpc::Router& router = ping_router();
+void BM_Ping(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const std::string message = batch(n, ping);
   rpc::Buffer out;
-  for (auto _ : state) {
-    benchmark::DoNotOptimize(router.handle(message, out));
-  }
-  state.SetItemsProcessed(state.iterations() * state.range(0));
+  measure(state, state.range(0), [&] { benchmark::DoNotOptimize(router().handle(message, out)); });
 }
 
-void BM_Router_PingInsitu(benchmark::State& state) {
-  const std::string message = ping_batch(static_cast<std::size_t>(state.range(0)));
-  const rpc::Router& router = ping_router();
+void BM_FloorPing(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const std::string message = batch(n, ping);
+  bench::DomFloor floor;
+  measure(state, state.range(0), [&] { benchmark::DoNotOptimize(floor.handle(message)); });
+}
+
+void BM_TunedFloorPing(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const std::string message = batch(n, ping);
+  bench::TunedDomFloor floor;
+  measure(state, state.range(0), [&] { benchmark::DoNotOptimize(floor.handle(message)); });
+}
+
+// The in-situ entry point: the transport's read buffer is parsed in place.
+void BM_PingInsitu(benchmark::State& state) {
+  const std::string message = batch(static_cast<std::size_t>(state.range(0)), ping);
+  std::string read_buffer;
   rpc::Buffer out;
-  std::string scratch;
-  for (auto _ : state) {
-    scratch.assign(message);  // a transport's read buffer, refilled per message
-    benchmark::DoNotOptimize(router.handle_insitu(scratch, out));
-  }
-  state.SetItemsProcessed(state.iterations() * state.range(0));
+  measure(state, state.range(0), [&] {
+    read_buffer.assign(message);  // what a transport's read would do
+    benchmark::DoNotOptimize(router().handle_insitu(read_buffer, out));
+  });
+}
+
+// The plain entry point: string_view in, std::string out.
+void BM_PingPlain(benchmark::State& state) {
+  const std::string message = batch(static_cast<std::size_t>(state.range(0)), ping);
+  measure(state, state.range(0), [&] { benchmark::DoNotOptimize(router().handle(message)); });
+}
+
+void BM_SubtractPositional(benchmark::State& state) {
+  const std::string message = batch(static_cast<std::size_t>(state.range(0)), [](std::size_t i) { return subtract(i, false); });
+  rpc::Buffer out;
+  measure(state, state.range(0), [&] { benchmark::DoNotOptimize(router().handle(message, out)); });
+}
+
+void BM_FloorSubtractPositional(benchmark::State& state) {
+  const std::string message = batch(static_cast<std::size_t>(state.range(0)), [](std::size_t i) { return subtract(i, false); });
+  bench::DomFloor floor;
+  measure(state, state.range(0), [&] { benchmark::DoNotOptimize(floor.handle(message)); });
+}
+
+void BM_TunedFloorSubtractPositional(benchmark::State& state) {
+  const std::string message = batch(static_cast<std::size_t>(state.range(0)), [](std::size_t i) { return subtract(i, false); });
+  bench::TunedDomFloor floor;
+  measure(state, state.range(0), [&] { benchmark::DoNotOptimize(floor.handle(message)); });
+}
+
+void BM_SubtractNamed(benchmark::State& state) {
+  const std::string message = batch(static_cast<std::size_t>(state.range(0)), [](std::size_t i) { return subtract(i, true); });
+  rpc::Buffer out;
+  measure(state, state.range(0), [&] { benchmark::DoNotOptimize(router().handle(message, out)); });
+}
+
+void BM_FloorSubtractNamed(benchmark::State& state) {
+  const std::string message = batch(static_cast<std::size_t>(state.range(0)), [](std::size_t i) { return subtract(i, true); });
+  bench::DomFloor floor;
+  measure(state, state.range(0), [&] { benchmark::DoNotOptimize(floor.handle(message)); });
+}
+
+void BM_TunedFloorSubtractNamed(benchmark::State& state) {
+  const std::string message = batch(static_cast<std::size_t>(state.range(0)), [](std::size_t i) { return subtract(i, true); });
+  bench::TunedDomFloor floor;
+  measure(state, state.range(0), [&] { benchmark::DoNotOptimize(floor.handle(message)); });
+}
+
+void BM_MixedBatch(benchmark::State& state) {
+  const std::string message = mixed_batch();
+  rpc::Buffer out;
+  measure(state, 100, [&] { benchmark::DoNotOptimize(router().handle(message, out)); });
+}
+
+void BM_StructParams(benchmark::State& state) {
+  const std::string message = batch(100, struct_params);
+  rpc::Buffer out;
+  measure(state, 100, [&] { benchmark::DoNotOptimize(router().handle(message, out)); });
+}
+
+void BM_LargeString(benchmark::State& state) {
+  const std::string message = R"({"jsonrpc":"2.0","method":"length","params":[")" +
+                              std::string(std::size_t{1} << 20, 'x') + R"("],"id":1})";
+  rpc::Buffer out;
+  measure(state, 1, [&] { benchmark::DoNotOptimize(router().handle(message, out)); });
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(message.size()));
+}
+
+// The same batch through a session without an executor (the stream transports' path).
+void BM_SessionPing(benchmark::State& state) {
+  const std::string message = batch(static_cast<std::size_t>(state.range(0)), ping);
+  rpc::Session session(router());
+  measure(state, state.range(0), [&] {
+    session.handle(message, [](std::optional<std::string_view> reply) { benchmark::DoNotOptimize(reply); });
+  });
 }
 
 }  // namespace
 
-BENCHMARK(BM_Floor_Ping)->Arg(1)->Arg(100);
-BENCHMARK(BM_Router_Ping)->Arg(1)->Arg(100);
-BENCHMARK(BM_Router_PingInsitu)->Arg(1)->Arg(100);
-BENCHMARK_MAIN();
+BENCHMARK(BM_Ping)->Arg(1)->Arg(10)->Arg(100)->Arg(1000)->Arg(10000);
+BENCHMARK(BM_FloorPing)->Arg(1)->Arg(10)->Arg(100)->Arg(1000)->Arg(10000);
+BENCHMARK(BM_TunedFloorPing)->Arg(1)->Arg(10)->Arg(100)->Arg(1000)->Arg(10000);
+BENCHMARK(BM_PingInsitu)->Arg(1)->Arg(100);
+BENCHMARK(BM_PingPlain)->Arg(1)->Arg(100);
+BENCHMARK(BM_SubtractPositional)->Arg(1)->Arg(100);
+BENCHMARK(BM_FloorSubtractPositional)->Arg(1)->Arg(100);
+BENCHMARK(BM_TunedFloorSubtractPositional)->Arg(1)->Arg(100);
+BENCHMARK(BM_SubtractNamed)->Arg(1)->Arg(100);
+BENCHMARK(BM_FloorSubtractNamed)->Arg(1)->Arg(100);
+BENCHMARK(BM_TunedFloorSubtractNamed)->Arg(1)->Arg(100);
+BENCHMARK(BM_MixedBatch);
+BENCHMARK(BM_StructParams);
+BENCHMARK(BM_LargeString);
+BENCHMARK(BM_SessionPing)->Arg(1)->Arg(100);

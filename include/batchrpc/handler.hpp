@@ -50,6 +50,8 @@ class Handler {
   virtual ~Handler() = default;
   virtual InvokeStatus invoke(const Params& params, Context& ctx, ResultWriter& out,
                               ParamError& error) const = 0;
+  // True when the handler takes an rpc::Responder (so a call may be answered later).
+  [[nodiscard]] virtual bool answers_later() const noexcept = 0;
 };
 
 template <class P>
@@ -132,6 +134,8 @@ class TypedHandler final : public Handler {
       names_[i] = std::string(names.list[i]);
     }
   }
+
+  [[nodiscard]] bool answers_later() const noexcept override { return Info::takes_responder; }
 
   InvokeStatus invoke(const Params& params, Context& ctx, ResultWriter& out,
                       ParamError& error) const override {

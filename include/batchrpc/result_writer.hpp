@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string_view>
 
@@ -82,6 +83,7 @@ class ResultWriter : private detail::JsonWriter {
   /// A string (must be valid UTF-8; may contain NUL bytes).
   void string(std::string_view s) {
     check_value();
+    if (detail::is_plain_ascii(s)) return plain(s);
     if (!detail::is_valid_utf8(s)) fail("batchrpc: string is not valid UTF-8");
     check(Base::String(s.data(), static_cast<rapidjson::SizeType>(s.size())));
   }
@@ -104,6 +106,7 @@ class ResultWriter : private detail::JsonWriter {
   /// The next member's name (inside an object, before its value).
   void key(std::string_view name) {
     if (!in_object_expecting_key()) fail("batchrpc: key() is only valid inside an object, before a value");
+    if (detail::is_plain_ascii(name)) return plain(name);
     if (!detail::is_valid_utf8(name)) fail("batchrpc: key is not valid UTF-8");
     check(Base::Key(name.data(), static_cast<rapidjson::SizeType>(name.size())));
   }
@@ -151,6 +154,16 @@ class ResultWriter : private detail::JsonWriter {
     if (!ok) fail("batchrpc: a value is not allowed here (second result, or a member without key())");
   }
   void reset(Buffer& out) { Base::Reset(out.stream()); }
+
+  // A string that needs no escaping, copied between quotes as it is. Prefix() writes the
+  // separator and counts the value (or key) exactly as Writer::String would.
+  void plain(std::string_view s) {
+    Base::Prefix(rapidjson::kStringType);
+    char* p = Base::os_->Push(s.size() + 2);
+    p[0] = '"';
+    std::memcpy(p + 1, s.data(), s.size());
+    p[s.size() + 1] = '"';
+  }
 
 };
 

@@ -34,6 +34,16 @@ inline std::size_t first_invalid_utf8(std::string_view text) {
   return text.size();
 }
 
+// True when `text` is printable ASCII with nothing JSON must escape (no '"', '\\', control
+// characters or bytes past 0x7f): such a string is written between quotes as it is.
+inline bool is_plain_ascii(std::string_view text) {
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u >= 0x7f || u == '"' || u == '\\') return false;
+  }
+  return true;
+}
+
 // True when `text` is well-formed UTF-8.
 inline bool is_valid_utf8(std::string_view text) { return first_invalid_utf8(text) == text.size(); }
 

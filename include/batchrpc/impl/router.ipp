@@ -216,11 +216,12 @@ BATCHRPC_DECL bool Router::dispatch(const Value& message, std::string_view raw_i
   }
 
   const std::size_t start = out.size();
-  detail::BlockingDeferred later;
-  Context ctx(request.method, request.id, {}, {this, nullptr, &later});
+  std::optional<detail::BlockingDeferred> later;  // only for handlers that can answer later
+  if (method->handler->answers_later()) later.emplace();
+  Context ctx(request.method, request.id, {}, {this, nullptr, later ? &*later : nullptr});
   if (!detail::call_method(options_, *method, request, ctx, ws.writer, out)) {
-    later.wait();
-    detail::write_deferred(options_, request, later, ws.writer, out);
+    later->wait();
+    detail::write_deferred(options_, request, *later, ws.writer, out);
   }
   if (request.id.is_notification()) return false;
   detail::fit_response(options_.limits, request.id, start, ws.writer, out);

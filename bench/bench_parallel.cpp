@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: MIT
+// Parallel batches: 64 members of ~50 µs CPU work each, on an executor of 1 and 2 threads.
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cmath>
+#include <string>
+
+#include <batchrpc/batchrpc.hpp>
+
+namespace {
+
+// About 50 µs of arithmetic on this kind of machine (calibrated once, not a sleep).
+double burn(int rounds) {
+  double x = 1.0;
+  for (int i = 0; i < rounds; ++i) x = std::sqrt(x + static_cast<double>(i));
+  return x;
+}
+
+int rounds_for_50us() {
+  static const int rounds = [] {
+    int n = 1000;
+    for (;;) {
+      const auto start = std::chrono::steady_clock::now();
+      benchmark::DoNotOptimize(burn(n));
+      const auto took = std::chrono::steady_clock::now() - start;
+      if (took >= std::chrono::microseconds(5)) {
+        return static_cast<int>(static_cast<double>(n) * 50e-6 / std::chrono::duration<double>(took).count());
+      }
+      n *= 2;
+    }
+  }();
+  return rounds;
+}
+
+void BM_ParallelBatch(benchmark::State& state) {
+  rpc::Router router;
+  router.add("work", [](int rounds) { return burn(rounds); }, rpc::names("rounds"));
+  const std::string rounds = std::to_string(rounds_for_50us());
+  std::string message = "[";
+  for (int i = 0; i < 64; ++i) {
+    message += std::string(i ? "," : "") + R"({"jsonrpc":"2.0","method":"work","params":[)" + rounds +
+               R"(],"id":)" + std::to_string(i) + "}";
+  }
+  message += "]";
+  rpc::ThreadPool pool(static_cast<std::size_t>(state.range(0)));
+  rpc::Session session(router, {.executor = &pool});
+  for (auto _ : state) benchmark::DoNotOptimize(session.handle(message));
+  state.SetItemsProcessed(state.iterations() * 64);
+}
+
+}  // namespace
+
+BENCHMARK(BM_ParallelBatch)->Arg(1)->Arg(2)->UseRealTime();
