@@ -7,9 +7,11 @@
 /// router's `max_message_bytes` `413`. Each TCP connection gets its own `rpc::Session`.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -101,7 +103,13 @@ class Server {
     server_.set_payload_max_length(router.limits().max_message_bytes);
     server_.set_keep_alive_max_count(1000);
     server_.set_keep_alive_timeout(options_.keep_alive_seconds);
-    server_.Post(".*", [this](const httplib::Request& req, httplib::Response& res) { post(req, res); });
+    // httplib writes headers and body separately; without this every keep-alive request after
+    // the first waits for the peer's delayed ACK.
+    server_.set_tcp_nodelay(true);
+    // The body is read here, counted as it comes: httplib holds only Content-Length bodies to
+    // the payload limit, and a chunked one must not grow without bound either.
+    server_.Post(".*", [this](const httplib::Request& req, httplib::Response& res,
+                              const httplib::ContentReader& read) { post(req, res, read); });
     const auto not_allowed = [](const httplib::Request&, httplib::Response& res) {
       res.status = 405;
       res.set_header("Allow", "POST");
@@ -151,10 +159,35 @@ class Server {
   [[nodiscard]] int port() const noexcept { return port_; }
 
  private:
-  void post(const httplib::Request& req, httplib::Response& res) {
+  void post(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read) {
     if (!detail::is_json(req.get_header_value("Content-Type"))) {
       res.status = 415;
       res.set_content("Content-Type must be application/json\n", "text/plain");
+      return;
+    }
+    const std::size_t limit = router_.limits().max_message_bytes;
+    std::string body;
+    bool too_large = false;
+    const bool complete = read([&](const char* data, std::size_t size) {
+      if (size > limit - std::min(limit, body.size())) {
+        too_large = true;
+        return false;  // stop reading: the connection is closed after the reply
+      }
+      body.append(data, size);
+      return true;
+    });
+    // httplib itself refuses a Content-Length past the limit before reading anything.
+    if (!complete && !too_large && req.get_header_value<std::uint64_t>("Content-Length") > limit) too_large = true;
+    if (!complete && !too_large) {
+      res.status = 400;
+      res.set_header("Connection", "close");
+      res.set_content("The request body could not be read\n", "text/plain");
+      return;
+    }
+    if (too_large) {
+      res.status = 413;
+      res.set_header("Connection", "close");
+      res.set_content("Request body larger than " + std::to_string(limit) + " bytes\n", "text/plain");
       return;
     }
     Session* session = detail::connection_session;
@@ -163,7 +196,7 @@ class Server {
       res.set_content("No session for this connection\n", "text/plain");
       return;
     }
-    const std::optional<std::string> reply = session->handle(req.body);
+    const std::optional<std::string> reply = session->handle(body);
     if (reply) {
       res.status = 200;
       res.set_content(*reply, "application/json");

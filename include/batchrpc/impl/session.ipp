@@ -74,6 +74,14 @@ class Member final : public Deferred {
   // threads; the second of the two writes the response (the first may still be writing).
   std::atomic<int> arrivals{0};
   bool second_arrival() { return arrivals.fetch_add(1) == 1; }
+  // queued -> running when a thread starts it, queued -> cancelled when a cancel gets there
+  // first (then the canceller answers it at once); whoever moves it from queued owns it.
+  enum Phase : int { queued, running, cancelled };
+  std::atomic<int> phase{queued};
+  bool claim(Phase to) {
+    int expected = queued;
+    return phase.compare_exchange_strong(expected, to);
+  }
 
  private:
   void on_complete() override;
@@ -111,18 +119,25 @@ class SessionCore {
     }
     m.enrolled = false;
   }
-  bool cancel(std::string_view key) {
-    std::lock_guard lock(mutex_);
-    bool any = false;
-    for (auto [it, end] = in_flight_.equal_range(key); it != end; ++it) {
-      any = it->second->stop.request_stop() || any;
-    }
-    return any;
-  }
-  std::size_t cancel_all() {
-    std::lock_guard lock(mutex_);
+  // Signals the requests named `key` (all of them, when null); those still queued are
+  // answered -32800 right away, without waiting for a thread to pick them up.
+  std::size_t cancel(const std::string_view* key) {
+    std::vector<Member*> queued;
     std::size_t n = 0;
-    for (auto& [key, member] : in_flight_) n += member->stop.request_stop() ? 1 : 0;
+    {
+      std::lock_guard lock(mutex_);
+      const auto stop = [&](Member* m) {
+        if (!m->stop.request_stop()) return;
+        ++n;
+        if (m->claim(Member::cancelled)) queued.push_back(m);
+      };
+      if (key == nullptr) {
+        for (auto& [k, m] : in_flight_) stop(m);
+      } else {
+        for (auto [it, end] = in_flight_.equal_range(*key); it != end; ++it) stop(it->second);
+      }
+    }
+    for (Member* m : queued) answer_cancelled(*m);  // outside the lock: it withdraws the member
     return n;
   }
   std::size_t in_flight() const {
@@ -136,6 +151,8 @@ class SessionCore {
   std::vector<std::string> capabilities;
 
  private:
+  BATCHRPC_DECL static void answer_cancelled(Member& m);
+
   mutable std::mutex mutex_;
   std::condition_variable idle_;
   std::size_t active_jobs_ = 0;
@@ -154,6 +171,7 @@ class Job {
     whole_ = false;
     count_ = 0;
     outstanding_.store(1);  // the dispatcher's own hold, released at the end
+    refs_.store(1);         // dropped once the reply is sent
     WorkspaceLease ws;
     try {
       dispatch(message, *ws);
@@ -167,6 +185,7 @@ class Job {
 
  private:
   friend class Member;
+  friend class SessionCore;
 
   const RouterOptions& options() const { return core_.router.options(); }
 
@@ -221,11 +240,15 @@ class Job {
       Member& m = *members_[i];
       if (m.method == nullptr || m.method->options.runs_first) continue;
       if (core_.executor != nullptr && !m.method->options.inline_only) {
-        hold();
+        // The task keeps the job (not its reply) alive: a member cancelled while queued is
+        // answered at once, and the reply need not wait for the task to come round.
+        refs_.fetch_add(1);
         core_.executor->execute([this, i] {
-          WorkspaceLease own;
-          run(i, *own);
-          release();
+          {
+            WorkspaceLease own;
+            run(i, *own);
+          }
+          unref();
         });
       } else {
         run(i, ws);
@@ -248,6 +271,7 @@ class Job {
     m.method = nullptr;
     m.text.clear();
     m.stop = std::stop_source(std::nostopstate);
+    m.phase.store(Member::queued);
     if (const char* why = read_request(v, raw_id, m.request, ws.names)) {
       write_error(m.text, ws.writer, null_id, ErrorCode::invalid_request, ReasonData{why});
       return false;
@@ -274,9 +298,10 @@ class Job {
   }
 
   void run(std::size_t i, Workspace& ws) {
-    hold();  // a Responder answering inside the call must not finish the job under our feet
     Member& m = *members_[i];
-    if (m.stop.stop_requested()) {  // cancelled while queued: answered without running
+    if (!m.claim(Member::running)) return;  // cancelled while queued, and answered already
+    hold();  // a Responder answering inside the call must not finish the job under our feet
+    if (m.stop.stop_requested()) {  // cancelled just as it started: answered without running
       if (!m.request.id.is_notification()) {
         write_error(m.text, ws.writer, m.request.id, ErrorCode::request_cancelled);
       }
@@ -295,6 +320,16 @@ class Job {
     release();
   }
 
+  // Member `i` was cancelled while queued: it never runs, and is answered now.
+  void cancelled_before_start(std::size_t i) {
+    Member& m = *members_[i];
+    if (!m.request.id.is_notification()) {
+      WorkspaceLease ws;
+      write_error(m.text, ws->writer, m.request.id, ErrorCode::request_cancelled);
+    }
+    member_done(i);
+  }
+
   // Member `i` has both returned from its handler and been answered by its Responder.
   void answered(std::size_t i, Workspace& ws) {
     Member& m = *members_[i];
@@ -309,6 +344,9 @@ class Job {
   void hold() { outstanding_.fetch_add(1); }
   void release() {
     if (outstanding_.fetch_sub(1) == 1) finish();
+  }
+  void unref() {
+    if (refs_.fetch_sub(1) == 1) core_.recycle(*this);
   }
 
   // All members are done: the reply in request order, sent once.
@@ -325,7 +363,7 @@ class Job {
       }
     } catch (...) {  // the transport's callback failing must not stop the session
     }
-    core_.recycle(*this);
+    unref();
   }
 
   void assemble() {
@@ -364,9 +402,12 @@ class Job {
   std::size_t count_ = 0;
   bool batch_ = false;
   bool whole_ = false;  // reply_ answers the message as a whole (no members ran)
-  std::atomic<std::size_t> outstanding_{0};
+  std::atomic<std::size_t> outstanding_{0};  // members not done, plus holds: the reply waits
+  std::atomic<std::size_t> refs_{0};         // queued tasks, plus one until the reply is sent
   Completion done_;
 };
+
+BATCHRPC_DECL void SessionCore::answer_cancelled(Member& m) { m.job->cancelled_before_start(m.index); }
 
 BATCHRPC_DECL void Member::on_complete() {
   if (!second_arrival()) return;  // the handler is still running: it will write the response
@@ -403,7 +444,7 @@ BATCHRPC_DECL Session::Session(const Router& router, SessionOptions options)
     : core_(std::make_unique<detail::SessionCore>(*this, router, std::move(options))) {}
 
 BATCHRPC_DECL Session::~Session() {
-  core_->cancel_all();
+  core_->cancel(nullptr);
   core_->wait_idle();
 }
 
@@ -439,10 +480,12 @@ BATCHRPC_DECL const Router& Session::router() const { return core_->router; }
 
 BATCHRPC_DECL bool Session::cancel(const Value& id) {
   std::string key;
-  return detail::id_key(id, key) && core_->cancel(key);
+  if (!detail::id_key(id, key)) return false;
+  const std::string_view view = key;
+  return core_->cancel(&view) > 0;
 }
 
-BATCHRPC_DECL std::size_t Session::cancel_all() { return core_->cancel_all(); }
+BATCHRPC_DECL std::size_t Session::cancel_all() { return core_->cancel(nullptr); }
 
 BATCHRPC_DECL void Session::drain() { core_->wait_idle(); }
 
