@@ -4,21 +4,27 @@
 ///
 /// `POST` with a JSON body is answered `200` with the reply, or `204 No Content` when there is
 /// nothing to send; other methods `405`, a non-JSON content type `415`, a body past the
-/// router's `max_message_bytes` `413`. Each TCP connection gets its own `rpc::Session`.
+/// router's `max_message_bytes` `413`. Each TCP connection gets its own `rpc::Session`; a
+/// request carrying a session's id (the `Rpc-Session-Id` response header) is served by that
+/// session instead, so a cancel sent on a second connection reaches a request on the first.
 #pragma once
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cctype>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include <httplib.h>
@@ -42,23 +48,117 @@ struct ServerOptions {
   std::size_t connection_threads = 16;
   /// Seconds an idle keep-alive connection stays open.
   int keep_alive_seconds = 5;
+  /// Response header naming the session that handled a request; a request that sends it back
+  /// is handled by that session whatever connection it comes on, so a cancel can reach a
+  /// request still running on another connection. Empty: one session per connection, no ids.
+  std::string session_header = "Rpc-Session-Id";
+  /// Sessions kept for reuse by id; past this, the least recently used idle one goes.
+  std::size_t max_sessions = 1024;
+  /// Seconds an idle session is kept for reuse after its last request.
+  int session_idle_seconds = 300;
 };
 
 namespace detail {
 
-inline thread_local Session* connection_session = nullptr;
+// A session and the id clients use to come back to it.
+struct SessionEntry {
+  SessionEntry(const Router& router, const ServerOptions& options, std::string session_id)
+      : id(std::move(session_id)),
+        session(router, {.capabilities = options.capabilities, .executor = options.executor}) {}
+  const std::string id;  // empty: not registered, not reachable by id
+  Session session;
+  std::atomic<std::int64_t> last_used{now()};
 
-// Runs each accepted connection on a thread of its own, with a session that lives exactly as
-// long as the connection.
+  static std::int64_t now() {
+    return std::chrono::duration_cast<std::chrono::seconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+};
+
+// Sessions by id, bounded in number and idle time. Each connection gets a fresh session; a
+// request naming another session's id is served by that one.
+class SessionRegistry {
+ public:
+  SessionRegistry(const Router& router, const ServerOptions& options)
+      : router_(router), options_(options) {}
+
+  std::shared_ptr<SessionEntry> create() {
+    std::vector<std::shared_ptr<SessionEntry>> evicted;  // destroyed outside the lock
+    std::shared_ptr<SessionEntry> entry;
+    {
+      std::lock_guard lock(mutex_);
+      const bool keep = !options_.session_header.empty() && make_room(evicted);
+      entry = std::make_shared<SessionEntry>(router_, options_, keep ? random_id() : std::string());
+      if (keep) entries_.emplace(entry->id, entry);
+    }
+    return entry;
+  }
+
+  std::shared_ptr<SessionEntry> find(std::string_view id) {
+    std::lock_guard lock(mutex_);
+    const auto found = entries_.find(std::string(id));
+    if (found == entries_.end()) return nullptr;
+    found->second->last_used = SessionEntry::now();
+    return found->second;
+  }
+
+ private:
+  // Drops sessions idle too long, then the least recently used idle one if still full.
+  bool make_room(std::vector<std::shared_ptr<SessionEntry>>& evicted) {
+    const std::int64_t now = SessionEntry::now();
+    const auto idle = [](const std::shared_ptr<SessionEntry>& e) { return e.use_count() == 1; };
+    for (auto it = entries_.begin(); it != entries_.end();) {
+      if (idle(it->second) && now - it->second->last_used > options_.session_idle_seconds) {
+        evicted.push_back(std::move(it->second));
+        it = entries_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (entries_.size() < options_.max_sessions) return true;
+    auto oldest = entries_.end();
+    for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+      if (idle(it->second) && (oldest == entries_.end() || it->second->last_used < oldest->second->last_used)) {
+        oldest = it;
+      }
+    }
+    if (oldest == entries_.end()) return false;  // all busy: this one is simply not kept
+    evicted.push_back(std::move(oldest->second));
+    entries_.erase(oldest);
+    return true;
+  }
+
+  // 128 random bits as hex: ids cannot be guessed from one another.
+  std::string random_id() {
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string id;
+    for (int word = 0; word < 4; ++word) {
+      std::uint32_t bits = random_();
+      for (int i = 0; i < 8; ++i, bits >>= 4) id += hex[bits & 15];
+    }
+    return id;
+  }
+
+  const Router& router_;
+  const ServerOptions& options_;
+  std::mutex mutex_;
+  std::random_device random_;
+  std::unordered_map<std::string, std::shared_ptr<SessionEntry>> entries_;
+};
+
+inline thread_local SessionEntry* connection_session = nullptr;
+
+// Runs each accepted connection on a thread of its own, with a session of its own.
 class ConnectionQueue final : public httplib::TaskQueue {
  public:
-  ConnectionQueue(const Router& router, const ServerOptions& options)
-      : router_(router), options_(options), pool_(options.connection_threads) {}
+  ConnectionQueue(SessionRegistry& sessions, const ServerOptions& options)
+      : sessions_(sessions), pool_(options.connection_threads) {}
 
   void enqueue(std::function<void()> connection) override {
     pool_.enqueue([this, connection = std::move(connection)] {
-      Session session(router_, {.capabilities = options_.capabilities, .executor = options_.executor});
-      connection_session = &session;
+      const std::shared_ptr<SessionEntry> session = sessions_.create();
+      connection_session = session.get();
       connection();
       connection_session = nullptr;
     });
@@ -66,8 +166,7 @@ class ConnectionQueue final : public httplib::TaskQueue {
   void shutdown() override { pool_.shutdown(); }
 
  private:
-  const Router& router_;
-  const ServerOptions& options_;
+  SessionRegistry& sessions_;
   httplib::ThreadPool pool_;
 };
 
@@ -98,8 +197,8 @@ class Server {
  public:
   /// A server for `router` (which must outlive it). Nothing is bound yet.
   Server(const Router& router, ServerOptions options = {})
-      : router_(router), options_(std::move(options)) {
-    server_.new_task_queue = [this] { return new detail::ConnectionQueue(router_, options_); };
+      : router_(router), options_(std::move(options)), sessions_(router_, options_) {
+    server_.new_task_queue = [this] { return new detail::ConnectionQueue(sessions_, options_); };
     server_.set_payload_max_length(router.limits().max_message_bytes);
     server_.set_keep_alive_max_count(1000);
     server_.set_keep_alive_timeout(options_.keep_alive_seconds);
@@ -190,13 +289,24 @@ class Server {
       res.set_content("Request body larger than " + std::to_string(limit) + " bytes\n", "text/plain");
       return;
     }
-    Session* session = detail::connection_session;
-    if (session == nullptr) {  // not on a connection thread of ours: never serve ungated
+    std::shared_ptr<detail::SessionEntry> named;  // held while this request uses it
+    detail::SessionEntry* entry = detail::connection_session;
+    if (!options_.session_header.empty() && req.has_header(options_.session_header.c_str())) {
+      named = sessions_.find(req.get_header_value(options_.session_header.c_str()));
+      if (named == nullptr) {
+        res.status = 404;
+        res.set_content("Unknown session\n", "text/plain");
+        return;
+      }
+      entry = named.get();
+    }
+    if (entry == nullptr) {  // not on a connection thread of ours: never serve ungated
       res.status = 500;
       res.set_content("No session for this connection\n", "text/plain");
       return;
     }
-    const std::optional<std::string> reply = session->handle(body);
+    if (!entry->id.empty()) res.set_header(options_.session_header.c_str(), entry->id);
+    const std::optional<std::string> reply = entry->session.handle(body);
     if (reply) {
       res.status = 200;
       res.set_content(*reply, "application/json");
@@ -207,6 +317,7 @@ class Server {
 
   const Router& router_;
   ServerOptions options_;
+  detail::SessionRegistry sessions_;  // outlives the server's connections
   httplib::Server server_;
   std::atomic<int> port_{-1};
   std::atomic<bool> running_{false};

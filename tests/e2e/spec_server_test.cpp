@@ -880,5 +880,40 @@ TEST_SUITE("e2e") {
     server.finish();
   }
 
+  TEST_CASE("http: a request naming a session is served by it, so a cancel reaches another connection") {
+    HttpServer server;
+    httplib::Client first_client = server.client();
+    const httplib::Result hello =
+        first_client.Post("/", R"({"jsonrpc":"2.0","method":"ping","id":0})", "application/json");
+    REQUIRE(hello);
+    const std::string id = hello->get_header_value("Rpc-Session-Id");
+    CHECK(id.size() == 32);
+    std::optional<std::string> slow;
+    std::thread first([&] {
+      const httplib::Result res = first_client.Post(
+          "/", httplib::Headers{{"Rpc-Session-Id", id}},
+          R"({"jsonrpc":"2.0","method":"sleep","params":{"ms":10000},"id":1})", "application/json");
+      if (res) slow = res->body;
+    });
+    std::this_thread::sleep_for(150ms);  // the sleep is running on the first connection
+    const auto start_time = Clock::now();
+    httplib::Client second = server.client();
+    const httplib::Result cancel =
+        second.Post("/", httplib::Headers{{"Rpc-Session-Id", id}},
+                    R"({"jsonrpc":"2.0","method":"notifications/cancel","params":{"id":1},"id":2})",
+                    "application/json");
+    REQUIRE(cancel);
+    CHECK(cancel->body == result("2", R"({"cancelled":true})"));
+    CHECK(cancel->get_header_value("Rpc-Session-Id") == id);
+    first.join();
+    CHECK(seconds_since(start_time) < 3.0);  // the sleep would take 10 s
+    CHECK(slow == R"({"jsonrpc":"2.0","id":1,"error":{"code":-32800,"message":"Request cancelled"}})");
+    const httplib::Result unknown = second.Post("/", httplib::Headers{{"Rpc-Session-Id", "nope"}},
+                                                R"({"jsonrpc":"2.0","method":"ping","id":3})", "application/json");
+    REQUIRE(unknown);
+    CHECK(unknown->status == 404);
+    server.finish();
+  }
+
 #endif  // BATCHRPC_TEST_HTTP
 }
