@@ -12,3 +12,4 @@
 #include "batchrpc/impl/router.ipp"
 #include "batchrpc/impl/session.ipp"
 #include "batchrpc/impl/stream.ipp"
+#include "batchrpc/impl/tools.ipp"

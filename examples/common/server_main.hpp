@@ -113,8 +113,8 @@ inline std::optional<int> parse(int argc, char** argv, ServerConfig& config) {
 }
 
 /**
- * Runs an example server: `add_methods` registers the server's own methods on a router built
- * from the command line; the built-ins and cancellation are added here.
+ * Runs an example server: the built-ins (ping, info, cancellation) are registered on a router
+ * built from the command line, then `add_methods` adds the server's own methods.
  */
 inline int run_server(int argc, char** argv, std::string_view name,
                       const std::function<void(rpc::Router&)>& add_methods) {
@@ -123,8 +123,9 @@ inline int run_server(int argc, char** argv, std::string_view name,
   std::signal(SIGPIPE, SIG_IGN);  // a peer that goes away is seen as a failed write instead
 
   rpc::Router router(rpc::Limits{.max_batch = config.max_batch});
-  add_methods(router);
+  // The built-ins first, so a server's own setup can expose them as tools.
   rpc::add_builtins(router, {.server_name = std::string(name), .server_version = rpc::version_string});
+  add_methods(router);
   const std::vector<std::string> granted = config.capabilities_given ? config.capabilities : router.capabilities();
   rpc::ThreadPool pool(config.threads);
 

@@ -20,4 +20,5 @@
 #include "result_writer.hpp"
 #include "router.hpp"
 #include "session.hpp"
+#include "tools.hpp"
 #include "version.hpp"

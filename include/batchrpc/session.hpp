@@ -69,7 +69,9 @@ class Session {
    */
   BATCHRPC_DECL void handle(std::string_view message, Completion done);
 
-  /// Handles one message and waits for its reply (`std::nullopt`: nothing to send).
+  /// Handles one message and waits for its reply (`std::nullopt`: nothing to send). Do not
+  /// call it from a handler of the same session when it has an executor: the wait can hold
+  /// the thread the inner message needs (use `Router::handle`, or the tools of tools.hpp).
   [[nodiscard]] BATCHRPC_DECL std::optional<std::string> handle(std::string_view message);
 
   /// True when the session was granted `capability`.

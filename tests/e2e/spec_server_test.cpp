@@ -596,6 +596,33 @@ TEST_SUITE("e2e") {
     server.finish();
   }
 
+  TEST_CASE_TEMPLATE("the batch tool runs operations over stdio", T, E2E_STDIO) {
+    StdioServer server(T::transport);
+    server.send(R"({"jsonrpc":"2.0","method":"tools/call","params":{"name":"batch","arguments":{"operations":)"
+                R"([{"tool":"ping","arguments":{"nonce":1}},{"tool":"subtract","arguments":{"minuend":5,"subtrahend":2}},)"
+                R"({"tool":"batch","arguments":{}}]}},"id":1})");
+    const std::string report =
+        R"({"success":false,"operationCount":3,"completedCount":2,"failedCount":1,"stoppedEarly":false,)"
+        R"("results":[{"tool":"ping","result":{"nonce":1}},{"tool":"subtract","result":3},)"
+        R"({"tool":"batch","error":{"code":-32602,"message":"Invalid params","data":{"param":"tool","reason":"the batch tool cannot run inside a batch"}}}],)"
+        R"("meta":{"truncated":false,"totalOutputChars":12}})";
+    std::string text;  // the report as a JSON string, for the MCP-style text content
+    for (const char c : report) {
+      if (c == '"') text += '\\';
+      text += c;
+    }
+    CHECK(server.receive() == result("1", R"({"content":[{"type":"text","text":")" + text +
+                                               R"("}],"structuredContent":)" + report + R"(,"isError":true})"));
+    server.send(R"({"jsonrpc":"2.0","method":"tools/list","id":2})");
+    const std::optional<std::string> list = server.receive();
+    REQUIRE(list);
+    for (const char* tool : {"ping", "info", "subtract", "sum", "update", "notify_hello", "get_data", "sleep", "batch"}) {
+      CAPTURE(tool);
+      CHECK(list->find(std::string(R"("name":")") + tool + '"') != std::string::npos);
+    }
+    server.finish();
+  }
+
   TEST_CASE_TEMPLATE("a slow request does not hold up later messages", T, E2E_STDIO) {
     StdioServer server(T::transport);
     server.send(R"({"jsonrpc":"2.0","method":"sleep","params":{"ms":400},"id":"slow"})");
