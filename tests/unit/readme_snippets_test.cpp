@@ -148,4 +148,22 @@ TEST_SUITE("readme") {
     }
   }
 #endif
+
+  TEST_CASE("snippet: tools and the batch tool") {
+    rpc::Router router;
+    router.add("resolve_symbol", [](std::string query) { return "T:" + query; }, rpc::names("query"));
+    // snippet:begin tools
+    rpc::Tools tools{router};                       // registers tools/list and tools/call
+    tools.expose("resolve_symbol", {.description = "Finds a symbol.",
+                                    .input_schema = rpc::json(R"({"type":"object"})")});
+    tools.add_batch_tool();                         // the `batch` tool
+    // snippet:end
+    CHECK(router.handle(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"batch","arguments":)"
+                        R"({"operations":[{"tool":"resolve_symbol","arguments":{"query":"X"}}]}}})") ==
+          R"({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"success\":true,\"operationCount\":1,)"
+          R"(\"completedCount\":1,\"failedCount\":0,\"stoppedEarly\":false,\"results\":[{\"tool\":\"resolve_symbol\",)"
+          R"(\"result\":\"T:X\"}],\"meta\":{\"truncated\":false,\"totalOutputChars\":5}}"}],"structuredContent":)"
+          R"({"success":true,"operationCount":1,"completedCount":1,"failedCount":0,"stoppedEarly":false,)"
+          R"("results":[{"tool":"resolve_symbol","result":"T:X"}],"meta":{"truncated":false,"totalOutputChars":5}},"isError":false}})");
+  }
 }
