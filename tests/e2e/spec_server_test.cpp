@@ -25,6 +25,7 @@
 
 #include "child_process.hpp"
 #include "support/printing.hpp"
+#include "support/replies.hpp"
 
 #if defined(BATCHRPC_TEST_HTTP)
 #include <httplib.h>
@@ -40,6 +41,12 @@ using e2e::Millis;
 
 namespace {
 
+using namespace replies;
+
+std::string too_large() {
+  return error("null", -32001, "Message too large", R"({"max":16777216})");
+}
+
 constexpr const char* kServer = BATCHRPC_E2E_SPEC_SERVER;
 // How long any single reply may take before the test fails (the server is hung).
 constexpr Millis kTimeout = 5s;
@@ -47,27 +54,6 @@ constexpr std::size_t kMaxMessage = std::size_t{16} << 20;  // Limits::max_messa
 
 // ---- Expected replies --------------------------------------------------------------------------
 
-std::string result(std::string_view id, std::string_view value) {
-  return R"({"jsonrpc":"2.0","id":)" + std::string(id) + R"(,"result":)" + std::string(value) + "}";
-}
-
-std::string error(std::string_view id, int code, std::string_view message,
-                  std::string_view data = {}) {
-  std::string s = R"({"jsonrpc":"2.0","id":)" + std::string(id) + R"(,"error":{"code":)" +
-                  std::to_string(code) + R"(,"message":")" + std::string(message) + "\"";
-  if (!data.empty()) s += R"(,"data":)" + std::string(data);
-  return s + "}}";
-}
-
-std::string invalid_request(std::string_view reason) {
-  return error("null", -32600, "Invalid Request", R"({"reason":")" + std::string(reason) + "\"}");
-}
-
-std::string cancelled(std::string_view id) { return error(id, -32800, "Request cancelled"); }
-
-std::string too_large() {
-  return error("null", -32001, "Message too large", R"({"max":16777216})");
-}
 
 std::string info(std::string_view id, std::string_view capabilities) {
   return result(id, R"({"protocolVersion":1,"server":{"name":"spec_server","version":")" +

@@ -13,6 +13,7 @@
 #include <doctest/doctest.h>
 
 #include "support/printing.hpp"
+#include "support/replies.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -30,19 +31,10 @@
 
 namespace {
 
+using namespace replies;
+
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-
-std::string result(std::string_view id, std::string_view value) {
-  return R"({"jsonrpc":"2.0","id":)" + std::string(id) + R"(,"result":)" + std::string(value) + "}";
-}
-
-std::string error(std::string_view id, int code, std::string_view message, std::string_view data = {}) {
-  std::string s = R"({"jsonrpc":"2.0","id":)" + std::string(id) + R"(,"error":{"code":)" +
-                  std::to_string(code) + R"(,"message":")" + std::string(message) + "\"";
-  if (!data.empty()) s += R"(,"data":)" + std::string(data);
-  return s + "}}";
-}
 
 // A request (`id` empty: a notification).
 std::string request(std::string_view method, std::string_view id, std::string_view params = {}) {
@@ -51,8 +43,6 @@ std::string request(std::string_view method, std::string_view id, std::string_vi
   if (!id.empty()) s += R"(,"id":)" + std::string(id);
   return s + "}";
 }
-
-std::string cancelled(std::string_view id) { return error(id, -32800, "Request cancelled"); }
 
 std::string info_result(std::string_view capabilities, std::string_view name = "batchrpc",
                         std::string_view version = rpc::version_string) {

@@ -12,8 +12,11 @@
 #include <doctest/doctest.h>
 
 #include "support/printing.hpp"
+#include "support/replies.hpp"
 
 namespace {
+
+using namespace replies;
 
 // A router with a few methods and a counter of calls, for checking that things ran.
 struct Fixture {
@@ -28,25 +31,6 @@ struct Fixture {
   std::optional<std::string> handle(std::string_view message) const { return router.handle(message); }
 };
 
-std::string result(std::string_view id, std::string_view value) {
-  return R"({"jsonrpc":"2.0","id":)" + std::string(id) + R"(,"result":)" + std::string(value) + "}";
-}
-
-std::string error(std::string_view id, int code, std::string_view message, std::string_view data = {}) {
-  std::string s = R"({"jsonrpc":"2.0","id":)" + std::string(id) + R"(,"error":{"code":)" +
-                  std::to_string(code) + R"(,"message":")" + std::string(message) + "\"";
-  if (!data.empty()) s += R"(,"data":)" + std::string(data);
-  return s + "}}";
-}
-
-std::string invalid_request(std::string_view reason) {
-  return error("null", -32600, "Invalid Request", R"({"reason":")" + std::string(reason) + "\"}");
-}
-
-std::string parse_error(std::size_t offset, std::string_view reason) {
-  return error("null", -32700, "Parse error",
-               R"({"offset":)" + std::to_string(offset) + R"(,"reason":")" + std::string(reason) + "\"}");
-}
 
 }  // namespace
 
