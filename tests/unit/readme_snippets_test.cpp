@@ -13,7 +13,9 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <iostream>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -165,5 +167,28 @@ TEST_SUITE("readme") {
           R"(\"result\":\"T:X\"}],\"meta\":{\"truncated\":false,\"totalOutputChars\":5}}"}],"structuredContent":)"
           R"({"success":true,"operationCount":1,"completedCount":1,"failedCount":0,"stoppedEarly":false,)"
           R"("results":[{"tool":"resolve_symbol","result":"T:X"}],"meta":{"truncated":false,"totalOutputChars":5}},"isError":false}})");
+  }
+
+  TEST_CASE("snippet: client side") {
+    rpc::Router router;
+    router.add("subtract", [](int minuend, int subtrahend) { return minuend - subtrahend; },
+               rpc::names("minuend", "subtrahend"));
+    router.add("update", [](const rpc::Params&) {});
+    std::ostringstream captured;
+    std::streambuf* const previous = std::cout.rdbuf(captured.rdbuf());
+    // snippet:begin client
+    rpc::BatchBuilder batch;
+    const auto diff = batch.call("subtract", rpc::positional(42, 23));
+    const auto sum = batch.call("subtract", rpc::named("minuend", 1, "subtrahend", 2));
+    batch.notify("update", rpc::positional(1, 2, 3));
+    const rpc::Replies replies = rpc::correlate(batch, router.handle(batch.text()));  // any transport
+    if (replies.complete()) std::cout << replies.result<int>(diff) + replies.result<int>(sum) << "\n";
+    // snippet:end
+    std::cout.rdbuf(previous);
+    CHECK(batch.text() ==
+          R"([{"jsonrpc":"2.0","method":"subtract","params":[42,23],"id":1},)"
+          R"({"jsonrpc":"2.0","method":"subtract","params":{"minuend":1,"subtrahend":2},"id":2},)"
+          R"({"jsonrpc":"2.0","method":"update","params":[1,2,3]}])");
+    CHECK(captured.str() == "18\n");
   }
 }
