@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: MIT
 # Install rules and package files for batchrpc: headers, batchrpc::batchrpc (header-only),
-# batchrpc::compiled, a CMake package (install tree and build tree) and pkg-config files.
+# batchrpc::compiled, batchrpc::http (component `http`, only when cpp-httplib was found), a CMake
+# package (install tree and build tree) and pkg-config files. Nothing from examples/, tests/ or
+# bench/ is installed (tests/package checks the installed tree file by file).
 # Included by the top-level CMakeLists.txt when BATCHRPC_INSTALL AND NOT CMAKE_SKIP_INSTALL_RULES.
 
 include(GNUInstallDirs)
@@ -26,6 +28,17 @@ install(EXPORT batchrpcTargets
         FILE batchrpcTargets.cmake
         DESTINATION "${BATCHRPC_INSTALL_CMAKEDIR}")
 
+# batchrpc::http has an export set of its own, loaded by the config only when the `http`
+# component is requested and cpp-httplib is found then (cmake/httplib-target.cmake), so that
+# users of the core never need cpp-httplib. The header <batchrpc/http.hpp> is installed always.
+if(TARGET batchrpc_http)
+  install(TARGETS batchrpc_http EXPORT batchrpcHttpTargets)
+  install(EXPORT batchrpcHttpTargets
+          NAMESPACE batchrpc::
+          FILE batchrpcHttpTargets.cmake
+          DESTINATION "${BATCHRPC_INSTALL_CMAKEDIR}")
+endif()
+
 if(EXISTS "${PROJECT_SOURCE_DIR}/LICENSE")
   install(FILES "${PROJECT_SOURCE_DIR}/LICENSE" DESTINATION "${CMAKE_INSTALL_DOCDIR}")
 endif()
@@ -36,31 +49,35 @@ configure_package_config_file(
   "${PROJECT_BINARY_DIR}/batchrpcConfig.cmake"
   INSTALL_DESTINATION "${BATCHRPC_INSTALL_CMAKEDIR}")
 
-# Semantic versioning: while 0.x every minor release may break the API, so only the same
-# minor version satisfies a request; from 1.0 on, the same major version does.
-if(PROJECT_VERSION_MAJOR EQUAL 0)
-  set(_batchrpc_compat SameMinorVersion)
-else()
-  set(_batchrpc_compat SameMajorVersion)
-endif()
+# Any release with the same major version satisfies a request for an older or equal version
+# (0.x included: `find_package(batchrpc 0.1)` accepts 0.2.0). Not ARCH_INDEPENDENT: the package
+# holds a compiled library, so a 32-bit build does not satisfy a 64-bit consumer.
 write_basic_package_version_file(
   "${PROJECT_BINARY_DIR}/batchrpcConfigVersion.cmake"
   VERSION "${PROJECT_VERSION}"
-  COMPATIBILITY ${_batchrpc_compat})
-unset(_batchrpc_compat)
+  COMPATIBILITY SameMajorVersion)
 
 install(FILES
           "${PROJECT_BINARY_DIR}/batchrpcConfig.cmake"
           "${PROJECT_BINARY_DIR}/batchrpcConfigVersion.cmake"
           "${PROJECT_SOURCE_DIR}/cmake/rapidjson-target.cmake"
+          "${PROJECT_SOURCE_DIR}/cmake/httplib-target.cmake"
         DESTINATION "${BATCHRPC_INSTALL_CMAKEDIR}")
 
 # Build tree: batchrpc_DIR=<build dir> works without installing.
 export(EXPORT batchrpcTargets
        NAMESPACE batchrpc::
        FILE "${PROJECT_BINARY_DIR}/batchrpcTargets.cmake")
-configure_file("${PROJECT_SOURCE_DIR}/cmake/rapidjson-target.cmake"
-               "${PROJECT_BINARY_DIR}/rapidjson-target.cmake" COPYONLY)
+if(TARGET batchrpc_http)
+  export(EXPORT batchrpcHttpTargets
+         NAMESPACE batchrpc::
+         FILE "${PROJECT_BINARY_DIR}/batchrpcHttpTargets.cmake")
+endif()
+foreach(_batchrpc_file IN ITEMS rapidjson-target.cmake httplib-target.cmake)
+  configure_file("${PROJECT_SOURCE_DIR}/cmake/${_batchrpc_file}"
+                 "${PROJECT_BINARY_DIR}/${_batchrpc_file}" COPYONLY)
+endforeach()
+unset(_batchrpc_file)
 
 # ---- pkg-config --------------------------------------------------------------------------------
 # Two files from one template: batchrpc.pc is the header-only library; batchrpc-compiled.pc adds
@@ -86,7 +103,8 @@ set(BATCHRPC_PC_NAME "batchrpc")
 set(BATCHRPC_PC_DESCRIPTION "${PROJECT_DESCRIPTION} (header-only)")
 set(BATCHRPC_PC_REQUIRES "RapidJSON")
 set(BATCHRPC_PC_CFLAGS "-I\${includedir}")
-set(BATCHRPC_PC_LIBS "")
+# rpc::ThreadPool starts threads: whatever FindThreads needed here (nothing on glibc >= 2.34).
+set(BATCHRPC_PC_LIBS "${CMAKE_THREAD_LIBS_INIT}")
 configure_file("${PROJECT_SOURCE_DIR}/cmake/batchrpc.pc.in"
                "${PROJECT_BINARY_DIR}/pkgconfig/batchrpc.pc" @ONLY)
 

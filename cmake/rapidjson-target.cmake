@@ -86,6 +86,8 @@ if(NOT TARGET RapidJSON::RapidJSON)
   unset(_batchrpc_rj_global)
 
   if(DEFINED BATCHRPC_RAPIDJSON_NOT_FOUND_MESSAGE AND NOT BATCHRPC_RAPIDJSON_SOFT_FAIL)
-    message(FATAL_ERROR "${BATCHRPC_RAPIDJSON_NOT_FOUND_MESSAGE}")
+    # Only batchrpc's own build gets here (the installed config fails softly): it can fetch.
+    message(FATAL_ERROR "${BATCHRPC_RAPIDJSON_NOT_FOUND_MESSAGE} With network access, "
+                        "-DBATCHRPC_FETCH_DEPS=ON downloads a pinned copy instead.")
   endif()
 endif()
