@@ -2,14 +2,15 @@
 # SPDX-License-Identifier: MIT
 # Installs the Debian packages batchrpc's build needs, if any are missing.
 #   scripts/deps.sh [package...]   (default: rapidjson-dev doctest-dev libbenchmark-dev
-#                                   libcpp-httplib-dev pkg-config)
+#                                   libcpp-httplib-dev libeigen3-dev pkg-config; and Node.js
+#                                   with npm, clang and its fuzzer runtime when missing)
 # Runs apt-get (update first) only when something is missing; uses sudo when not root.
 set -euo pipefail
 
 if [[ $# -gt 0 ]]; then
   packages=("$@")
 else
-  packages=(rapidjson-dev doctest-dev libbenchmark-dev libcpp-httplib-dev pkg-config)
+  packages=(rapidjson-dev doctest-dev libbenchmark-dev libcpp-httplib-dev libeigen3-dev pkg-config)
 fi
 
 missing=()
@@ -19,6 +20,16 @@ for pkg in "${packages[@]}"; do
     missing+=("$pkg")
   fi
 done
+
+# Commands checked by name, not package: a machine may have Node.js from elsewhere (with npm
+# inside), and Debian's npm would then conflict with it. Only with the default list.
+if [[ $# -eq 0 ]]; then
+  command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
+  command -v clang++ >/dev/null 2>&1 || missing+=(clang)
+  if ! compgen -G "/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a" >/dev/null; then
+    missing+=(libclang-rt-dev)
+  fi
+fi
 
 if [[ ${#missing[@]} -eq 0 ]]; then
   echo "deps: all present (${packages[*]})"
