@@ -3,6 +3,7 @@
 /// Everything batchrpc offers, in one include.
 #pragma once
 
+#include "batch_call.hpp"
 #include "buffer.hpp"
 #include "builtins.hpp"
 #include "client.hpp"

@@ -13,9 +13,11 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
+#include "batch_call.hpp"
 #include "buffer.hpp"
 #include "config.hpp"
 #include "context.hpp"
@@ -34,6 +36,7 @@ struct Request;
 struct Method {
   std::unique_ptr<Handler> handler;
   MethodOptions options;
+  BatchHandler batch{};  // set by add_batched: answers a batch's calls of this method together
 };
 // FNV-1a: method names are short, and this inlines where std::hash calls out.
 struct StringHash {
@@ -122,6 +125,39 @@ class Router {
     return *this;
   }
 
+  /**
+   * Registers `handler` as method `name`, answering its calls in groups (batch-aware dispatch):
+   * all calls of `name` in one JSON-RPC batch that passed validation, capability gating and
+   * cancellation-before-start are handed to one `handler` call, each call with its own params,
+   * context and result writer. A singleton, or a batch's only call of `name`, is a group of one.
+   *
+   * Each call's reply is written exactly as a handler's would be (same envelope, same limits),
+   * in request order. Answer each call by writing one value into `call.result()` or with
+   * `call.reject(error)`; an `rpc::Error` escaping `handler` answers every call not yet
+   * rejected with it, any other exception `-32603`. On a session with an executor the group runs
+   * as one task (unless `options.inline_only`), beside the batch's other members.
+   *
+   * @code
+   * router.add_batched("embed", [&model](std::span<rpc::BatchCall> calls) {
+   *   // read every call's params, compute all texts at once, write each call's result
+   * }, {.capability = "embed"});
+   * @endcode
+   * @throws std::invalid_argument as `add`.
+   * Not thread-safe: register everything before the first `handle`. `handler` is called from
+   * many threads at once.
+   */
+  template <class F>
+  Router& add_batched(std::string_view name, F&& handler, MethodOptions options = {}) {
+    static_assert(std::is_invocable_v<const std::decay_t<F>&, std::span<BatchCall>>,
+                  "batchrpc: a batch handler is called as const with std::span<rpc::BatchCall>; "
+                  "take `std::span<rpc::BatchCall> calls` and drop `mutable`.");
+    BatchHandler fn(std::forward<F>(handler));
+    detail::Method method{std::make_unique<detail::BatchedHandler>(fn), std::move(options), fn};
+    add_method(name, std::move(method));
+    has_batch_handlers_ = true;
+    return *this;
+  }
+
   /// True when `name` is registered.
   [[nodiscard]] bool contains(std::string_view name) const { return find(name) != nullptr; }
   /// The method registered as `name`, or nullptr.
@@ -187,6 +223,8 @@ class Router {
   BATCHRPC_DECL bool process(char* text, std::size_t size, detail::Workspace& ws, Buffer& out) const;
   BATCHRPC_DECL bool dispatch(const Value& message, std::string_view raw_id, detail::Workspace& ws,
                               Buffer& out) const;
+  BATCHRPC_DECL bool run_groups(const Value& batch, detail::Workspace& ws) const;
+  BATCHRPC_DECL bool write_grouped(std::size_t member, detail::Workspace& ws, Buffer& out) const;
   BATCHRPC_DECL bool handle_safely(char* text, std::size_t size, detail::Workspace& ws,
                                    Buffer& out) const noexcept;
 
@@ -195,6 +233,7 @@ class Router {
   MethodTable methods_;
   std::map<std::string, Json, std::less<>> capability_settings_;
   RouterOptions options_;
+  bool has_batch_handlers_ = false;
 };
 
 }  // namespace rpc

@@ -2,11 +2,14 @@
 // One method call, shared by the router's own path and sessions: bind, run, write the response.
 #pragma once
 
+#include <span>
+
 #include "../buffer.hpp"
 #include "../context.hpp"
 #include "../result_writer.hpp"
 #include "../router.hpp"
 #include "deferred.hpp"
+#include "group.hpp"
 #include "request.hpp"
 
 namespace rpc::detail {
@@ -20,6 +23,13 @@ BATCHRPC_DECL bool call_method(const RouterOptions& options, const Method& metho
 // Appends the response for a request whose Responder has answered into `slot`.
 BATCHRPC_DECL void write_deferred(const RouterOptions& options, const Request& request,
                                   Deferred& slot, ResultWriter& w, Buffer& out);
+
+// Calls `method.batch` once for all of `members`, then fills each member's slot exactly as
+// call_method + write_deferred would answer the call on its own (null for nothing written,
+// -32603 for an incomplete result, the thrown error for every call not rejected).
+BATCHRPC_DECL void call_group(const RouterOptions& options, const Method& method,
+                              Context::Origin origin, std::span<GroupMember> members,
+                              GroupScratch& scratch);
 
 // `-32601` for a method the session is not granted, naming the capability.
 BATCHRPC_DECL void write_not_granted(const RequestId& id, std::string_view capability,

@@ -9,6 +9,7 @@
 
 #include "../buffer.hpp"
 #include "../result_writer.hpp"
+#include "group.hpp"
 #include "message_parser.hpp"
 
 namespace rpc::detail {
@@ -19,6 +20,7 @@ struct Workspace {
   Buffer output;       // the reply, for the entry points that return a std::string
   ResultWriter writer{output};
   std::vector<std::string_view> names;  // scratch for duplicate-name checks
+  GroupPlan groups;                     // batch-aware dispatch (only with batched methods)
   bool busy = false;
 
   // Memory kept after an unusually large message is given back.

@@ -135,6 +135,57 @@ BATCHRPC_DECL void write_deferred(const RouterOptions& options, const Request& r
                 {slot.error ? &*slot.error : nullptr, slot.failure, nullptr}, w, out);
 }
 
+BATCHRPC_DECL void call_group(const RouterOptions& options, const Method& method,
+                              Context::Origin origin, std::span<GroupMember> members,
+                              GroupScratch& scratch) {
+  const std::size_t n = members.size();
+  scratch.contexts.clear();
+  scratch.contexts.reserve(n);
+  scratch.calls.clear();
+  scratch.calls.reserve(n);
+  while (scratch.writers.size() < n) {
+    scratch.writers.push_back(std::make_unique<ResultWriter>(scratch.unused));
+  }
+  for (std::size_t k = 0; k < n; ++k) {
+    const GroupMember& m = members[k];
+    scratch.contexts.emplace_back(m.request->method, m.request->id, m.stop, origin);
+    WriterAccess::reset(*scratch.writers[k], m.slot->value);
+    scratch.calls.emplace_back(Params(m.request->params), scratch.contexts.back(), *scratch.writers[k]);
+  }
+
+  std::optional<Error> group_error;
+  std::exception_ptr group_failure;
+  try {
+    method.batch(std::span<BatchCall>(scratch.calls));
+  } catch (const Error& e) {
+    group_error.emplace(e);
+  } catch (...) {
+    group_failure = std::current_exception();
+    report_exception(options, members.front().request->method, group_failure);
+  }
+
+  for (std::size_t k = 0; k < n; ++k) {
+    Deferred& slot = *members[k].slot;
+    ResultWriter& w = *scratch.writers[k];
+    if (std::optional<Error>& rejection = scratch.calls[k].rejection()) {
+      slot.error = std::move(rejection);
+    } else if (group_error) {
+      slot.error = group_error;
+    } else if (group_failure) {
+      slot.failure = group_failure;
+      slot.failure_reported = true;
+    } else if (w.empty()) {
+      w.null();
+    } else if (!w.complete()) {
+      slot.failure = std::make_exception_ptr(
+          std::logic_error("batchrpc: the handler left its result incomplete"));
+      report_exception(options, members[k].request->method, slot.failure);
+      slot.failure_reported = true;
+    }
+    WriterAccess::reset(w, scratch.unused);
+  }
+}
+
 BATCHRPC_DECL void write_not_granted(const RequestId& id, std::string_view capability,
                                      ResultWriter& w, Buffer& out) {
   write_error(out, w, id, ErrorCode::method_not_found, [&](ResultWriter& dw) {

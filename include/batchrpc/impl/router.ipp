@@ -160,12 +160,18 @@ BATCHRPC_DECL bool Router::process(char* text, std::size_t size, detail::Workspa
                         detail::ReasonData{"empty batch"});
     return true;
   }
+  // Calls of batched methods (add_batched) are answered first, one handler call per method;
+  // their responses are then written in request order with the others'.
+  const bool grouped = has_batch_handlers_ && root.Size() > 1 && run_groups(root, ws);
   out.append('[');
   bool any = false;
   for (rapidjson::SizeType i = 0; i < root.Size(); ++i) {
     const std::size_t mark = out.size();
     if (any) out.append(',');
-    if (dispatch(root[i], ws.parser.raw_id(i), ws, out)) {
+    const bool answered = grouped && ws.groups.slot_of[i] != detail::GroupPlan::none
+                              ? write_grouped(i, ws, out)
+                              : dispatch(root[i], ws.parser.raw_id(i), ws, out);
+    if (answered) {
       any = true;
     } else {
       out.truncate(mark);
@@ -223,6 +229,59 @@ BATCHRPC_DECL bool Router::dispatch(const Value& message, std::string_view raw_i
     later->wait();
     detail::write_deferred(options_, request, *later, ws.writer, out);
   }
+  if (request.id.is_notification()) return false;
+  detail::fit_response(options_.limits, request.id, start, ws.writer, out);
+  return true;
+}
+
+BATCHRPC_DECL bool Router::run_groups(const Value& batch, detail::Workspace& ws) const {
+  detail::GroupPlan& plan = ws.groups;
+  const std::size_t n = batch.Size();
+  plan.requests.resize(n);
+  plan.slot_of.assign(n, detail::GroupPlan::none);
+  plan.methods.clear();
+  for (auto& members : plan.members) members.clear();
+  for (std::size_t i = 0; i < n; ++i) {
+    detail::Request& request = plan.requests[i];
+    request = detail::Request{};
+    if (detail::read_request(batch[static_cast<rapidjson::SizeType>(i)], ws.parser.raw_id(i),
+                             request, ws.names) != nullptr) {
+      continue;
+    }
+    const detail::Method* method = find(request.method);
+    if (method == nullptr || !method->batch) continue;
+    std::size_t g = 0;
+    while (g < plan.methods.size() && plan.methods[g] != method) ++g;
+    if (g == plan.methods.size()) {
+      plan.methods.push_back(method);
+      if (plan.members.size() < plan.methods.size()) plan.members.emplace_back();
+    }
+    plan.members[g].push_back(i);
+  }
+  bool any = false;
+  std::size_t used = 0;
+  for (std::size_t g = 0; g < plan.methods.size(); ++g) {
+    const std::vector<std::size_t>& members = plan.members[g];
+    if (members.size() < 2) continue;  // a lone call is dispatched as usual
+    plan.group.clear();
+    for (const std::size_t i : members) {
+      if (plan.slots.size() == used) plan.slots.push_back(std::make_unique<detail::GroupPlan::Slot>());
+      detail::GroupPlan::Slot& slot = *plan.slots[used];
+      slot.reset({});
+      plan.slot_of[i] = used++;
+      plan.group.push_back({&plan.requests[i], &slot, {}});
+    }
+    detail::call_group(options_, *plan.methods[g], {this, nullptr, nullptr}, plan.group, plan.scratch);
+    any = true;
+  }
+  return any;
+}
+
+BATCHRPC_DECL bool Router::write_grouped(std::size_t member, detail::Workspace& ws,
+                                         Buffer& out) const {
+  const detail::Request& request = ws.groups.requests[member];
+  const std::size_t start = out.size();
+  detail::write_deferred(options_, request, *ws.groups.slots[ws.groups.slot_of[member]], ws.writer, out);
   if (request.id.is_notification()) return false;
   detail::fit_response(options_.limits, request.id, start, ws.writer, out);
   return true;

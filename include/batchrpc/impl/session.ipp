@@ -70,6 +70,8 @@ class Member final : public Deferred {
   std::stop_source stop{std::nostopstate};
   std::string key;
   bool enrolled = false;
+  static constexpr std::size_t none = static_cast<std::size_t>(-1);
+  std::size_t group = none;  // its group in the job (batch-aware dispatch), or none
   // The handler returning and its Responder answering can happen in either order, on two
   // threads; the second of the two writes the response (the first may still be writing).
   std::atomic<int> arrivals{0};
@@ -236,9 +238,14 @@ class Job {
       Member& m = *members_[i];
       if (m.method != nullptr && m.method->options.runs_first) run(i, ws);
     }
+    plan_groups();
     for (std::size_t i = 0; i < count_; ++i) {
       Member& m = *members_[i];
       if (m.method == nullptr || m.method->options.runs_first) continue;
+      if (m.group != Member::none) {  // answered with its group, started at its first member
+        if (groups_[m.group]->members.front() == i) start_group(m.group, ws);
+        continue;
+      }
       if (core_.executor != nullptr && !m.method->options.inline_only) {
         // The task keeps the job (not its reply) alive: a member cancelled while queued is
         // answered at once, and the reply need not wait for the task to come round.
@@ -256,6 +263,84 @@ class Job {
     }
   }
 
+  // Batch-aware dispatch: the members calling one batched method (two or more of them) form a
+  // group, answered by one call of the method's batch handler (Router::add_batched).
+  struct Group {
+    const Method* method = nullptr;
+    std::vector<std::size_t> members;
+    std::vector<GroupMember> calls;
+    GroupScratch scratch;
+  };
+
+  void plan_groups() {
+    group_count_ = 0;
+    if (count_ < 2) return;
+    for (std::size_t i = 0; i < count_; ++i) {
+      const Member& m = *members_[i];
+      if (m.method == nullptr || !m.method->batch || m.method->options.runs_first) continue;
+      std::size_t g = 0;
+      while (g < group_count_ && groups_[g]->method != m.method) ++g;
+      if (g == group_count_) {
+        if (groups_.size() == group_count_) groups_.push_back(std::make_unique<Group>());
+        groups_[g]->method = m.method;
+        groups_[g]->members.clear();
+        ++group_count_;
+      }
+      groups_[g]->members.push_back(i);
+    }
+    for (std::size_t g = 0; g < group_count_; ++g) {
+      if (groups_[g]->members.size() < 2) continue;  // a lone call runs as usual
+      for (const std::size_t i : groups_[g]->members) members_[i]->group = g;
+    }
+  }
+
+  void start_group(std::size_t g, Workspace& ws) {
+    if (core_.executor != nullptr && !groups_[g]->method->options.inline_only) {
+      refs_.fetch_add(1);  // as run()'s tasks: keeps the job, not its reply
+      core_.executor->execute([this, g] {
+        {
+          WorkspaceLease own;
+          run_group(g, *own);
+        }
+        unref();
+      });
+    } else {
+      run_group(g, ws);
+    }
+  }
+
+  void run_group(std::size_t g, Workspace& ws) {
+    Group& group = *groups_[g];
+    group.calls.clear();
+    bool claimed = false;
+    for (const std::size_t i : group.members) {
+      Member& m = *members_[i];
+      if (!m.claim(Member::running)) continue;  // cancelled while queued, and answered already
+      if (!claimed) hold();  // a member not yet done keeps the reply from being sent meanwhile
+      claimed = true;
+      if (m.stop.stop_requested()) {  // cancelled just as it started: answered without running
+        if (!m.request.id.is_notification()) {
+          write_error(m.text, ws.writer, m.request.id, ErrorCode::request_cancelled);
+        }
+        member_done(i);
+        continue;
+      }
+      m.reset(m.stop.get_token());
+      group.calls.push_back({&m.request, &m, m.stop.get_token()});
+    }
+    if (!claimed) return;
+    if (!group.calls.empty()) {
+      call_group(options(), *group.method, {&core_.router, &core_.owner, nullptr}, group.calls,
+                 group.scratch);
+    }
+    for (const GroupMember& call : group.calls) {
+      Member& m = static_cast<Member&>(*call.slot);
+      write_deferred(options(), m.request, m, ws.writer, m.text);
+      member_done(m.index);
+    }
+    release();
+  }
+
   template <class Data>
   void whole(Workspace& ws, ErrorCode code, Data&& data) {
     whole_ = true;
@@ -269,6 +354,7 @@ class Job {
     m.index = i;
     m.request = Request{};
     m.method = nullptr;
+    m.group = Member::none;
     m.text.clear();
     m.stop = std::stop_source(std::nostopstate);
     m.phase.store(Member::queued);
@@ -399,6 +485,8 @@ class Job {
   MessageParser parser_;
   Buffer reply_;
   std::vector<std::unique_ptr<Member>> members_;
+  std::vector<std::unique_ptr<Group>> groups_;
+  std::size_t group_count_ = 0;
   std::size_t count_ = 0;
   bool batch_ = false;
   bool whole_ = false;  // reply_ answers the message as a whole (no members ran)
