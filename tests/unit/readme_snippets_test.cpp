@@ -15,6 +15,7 @@
 #include <mutex>
 #include <iostream>
 #include <optional>
+#include <span>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -190,5 +191,27 @@ TEST_SUITE("readme") {
           R"({"jsonrpc":"2.0","method":"subtract","params":{"minuend":1,"subtrahend":2},"id":2},)"
           R"({"jsonrpc":"2.0","method":"update","params":[1,2,3]}])");
     CHECK(captured.str() == "18\n");
+  }
+
+  TEST_CASE("snippet: batch-aware methods") {
+    rpc::Router router;
+    // snippet:begin batched
+    router.add_batched("square", [](std::span<rpc::BatchCall> calls) {
+      for (rpc::BatchCall& call : calls) {  // every call of "square" in this batch, in order
+        const rpc::Value* x = call.params().at(0);
+        if (x == nullptr || !x->IsNumber()) {
+          call.reject(rpc::Error{rpc::ErrorCode::invalid_params, "expected a number"});
+          continue;
+        }
+        call.result().number(x->GetDouble() * x->GetDouble());
+      }
+    });
+    // snippet:end
+    CHECK(router.handle(R"([{"jsonrpc":"2.0","method":"square","params":[3],"id":1},)"
+                        R"({"jsonrpc":"2.0","method":"square","params":["x"],"id":2},)"
+                        R"({"jsonrpc":"2.0","method":"square","params":[1.5],"id":3}])") ==
+          R"([{"jsonrpc":"2.0","id":1,"result":9},)"
+          R"({"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"expected a number"}},)"
+          R"({"jsonrpc":"2.0","id":3,"result":2.25}])");
   }
 }
