@@ -67,12 +67,15 @@ class MessageBuilder {
   }
   bool String(const char* text, rapidjson::SizeType length, bool copy) {
     note_value();
+    if (!valid_escapes(text, length)) return false;
     return !building() || doc_.String(text, length, copy);
   }
   bool Key(const char* text, rapidjson::SizeType length, bool copy) {
     pending_id_ = depth_ == request_depth() && length == 2 && text[0] == 'i' && text[1] == 'd';
+    if (!valid_escapes(text, length)) return false;
     return !building() || doc_.Key(text, length, copy);
   }
+  bool escape_rejected() const { return escape_rejected_; }
   bool StartObject() {
     note_value();
     if (!enter()) return false;
@@ -159,10 +162,20 @@ class MessageBuilder {
     return doc_.Double(d);
   }
 
+  // Out of range toward zero: a negative exponent, or no integer digit but 0 ("0.000...01").
   static bool underflows(const char* text, const char* end) {
     for (const char* p = text; p + 1 < end; ++p) {
       if ((*p == 'e' || *p == 'E') && p[1] == '-') return true;
     }
+    const char* digits = text[0] == '-' ? text + 1 : text;
+    return digits + 1 < end && digits[0] == '0' && digits[1] == '.';
+  }
+
+  // The message's bytes are checked as UTF-8 before parsing, but an escape decodes to new
+  // bytes: RapidJSON accepts a lone low surrogate (\udc00) and writes it as invalid UTF-8.
+  bool valid_escapes(const char* text, std::size_t length) {
+    if (first_invalid_utf8(std::string_view(text, length)) == length) return true;
+    escape_rejected_ = true;
     return false;
   }
 
@@ -176,6 +189,7 @@ class MessageBuilder {
   bool root_is_array_ = false;
   bool pending_id_ = false;
   bool number_rejected_ = false;
+  bool escape_rejected_ = false;
 };
 
 // Owns everything one parse needs and keeps it between messages, so that a warmed-up parser
@@ -210,6 +224,9 @@ class MessageParser {
     doc_->Populate(generate);
 
     if (builder.status() == ParseStatus::too_deep) return {ParseStatus::too_deep};
+    if (builder.escape_rejected()) {
+      return {ParseStatus::syntax_error, result.Offset(), "Invalid UTF-8 from an escape (a lone surrogate)."};
+    }
     if (builder.number_rejected()) {
       return {ParseStatus::syntax_error, result.Offset(), "Number too big to be stored in double."};
     }

@@ -37,7 +37,7 @@ class StreamConnection {
 
   // End of input: a last line without its newline still counts.
   void finish() {
-    if (options_.framing == Framing::lines && !discarding_ && !pending_.empty()) deliver(pending_);
+    if (options_.framing == Framing::lines && !discarding_ && !pending_.empty()) line(pending_);
     pending_.clear();
   }
 
@@ -112,6 +112,7 @@ class StreamConnection {
   void line(std::string_view text) {
     if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
     if (text.find_first_not_of(" \t\r") == std::string_view::npos) return;  // blank line
+    if (text.size() > options_.max_message_bytes) return too_large();  // the '\r' allowance unused
     deliver(text);
   }
 
