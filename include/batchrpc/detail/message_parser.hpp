@@ -65,15 +65,16 @@ class MessageBuilder {
     if (is_id) raw_ids_.back() = std::string_view(text, length);
     return number(text, length);
   }
+  // Past the batch cap only syntax and depth are checked, as for numbers.
   bool String(const char* text, rapidjson::SizeType length, bool copy) {
     note_value();
-    if (!valid_escapes(text, length)) return false;
-    return !building() || doc_.String(text, length, copy);
+    if (!building()) return true;
+    return valid_escapes(text, length) && doc_.String(text, length, copy);
   }
   bool Key(const char* text, rapidjson::SizeType length, bool copy) {
     pending_id_ = depth_ == request_depth() && length == 2 && text[0] == 'i' && text[1] == 'd';
-    if (!valid_escapes(text, length)) return false;
-    return !building() || doc_.Key(text, length, copy);
+    if (!building()) return true;
+    return valid_escapes(text, length) && doc_.Key(text, length, copy);
   }
   bool escape_rejected() const { return escape_rejected_; }
   bool StartObject() {
