@@ -374,3 +374,12 @@ TEST_CASE("nesting past the recursive-parse bound is parsed iteratively, limits 
   CHECK(router.handle(std::string(200000, '[')) ==
         std::optional<std::string>(R"({"jsonrpc":"2.0","id":null,"error":{"code":-32002,"message":"Nesting too deep","data":{"max":100000}}})"));
 }
+
+TEST_CASE("numbers out of range toward infinity are -32700 even when they start with 0.") {
+  rpc::Router router;
+  router.add("echo", [](const rpc::Value& v) { return rpc::to_json(v); });
+  CHECK(router.handle(R"({"jsonrpc":"2.0","method":"echo","params":[0.79e309],"id":1})") ==
+        std::optional<std::string>(parse_error(43, "Number too big to be stored in double.")));
+  CHECK(router.handle(R"({"jsonrpc":"2.0","method":"echo","params":[0.0000001e-400],"id":1})") ==
+        std::optional<std::string>(R"({"jsonrpc":"2.0","id":1,"result":0})"));
+}

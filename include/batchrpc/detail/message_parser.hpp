@@ -163,10 +163,11 @@ class MessageBuilder {
     return doc_.Double(d);
   }
 
-  // Out of range toward zero: a negative exponent, or no integer digit but 0 ("0.000...01").
+  // Out of range toward zero: with an exponent, a negative one; without, no integer digit
+  // but 0 ("0.000...01"). ("0.79e309" is out of range the other way.)
   static bool underflows(const char* text, const char* end) {
-    for (const char* p = text; p + 1 < end; ++p) {
-      if ((*p == 'e' || *p == 'E') && p[1] == '-') return true;
+    for (const char* p = text; p != end; ++p) {
+      if (*p == 'e' || *p == 'E') return p + 1 != end && p[1] == '-';
     }
     const char* digits = text[0] == '-' ? text + 1 : text;
     return digits + 1 < end && digits[0] == '0' && digits[1] == '.';
