@@ -210,7 +210,7 @@ class TypedHandler final : public Handler {
     for (const auto& member : object.GetObject()) {
       const std::string_view name(member.name.GetString(), member.name.GetStringLength());
       std::size_t slot = 0;
-      while (slot < N && names_[slot] != name) ++slot;
+      while (slot < N && std::string_view(names_[slot]) != name) ++slot;  // sizes first
       if (slot == N) {
         error.name = std::string(name);
         error.reason = "unknown parameter";

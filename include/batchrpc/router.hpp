@@ -14,7 +14,6 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
-#include <unordered_map>
 #include <vector>
 
 #include "batch_call.hpp"
@@ -26,27 +25,14 @@
 #include "limits.hpp"
 #include "method_options.hpp"
 #include "names.hpp"
+#include "detail/method_table.hpp"
 
 namespace rpc {
 
 namespace detail {
 struct Workspace;
 struct Request;
-/// A registered method: its handler and options.
-struct Method {
-  std::unique_ptr<Handler> handler;
-  MethodOptions options;
-  BatchHandler batch{};  // set by add_batched: answers a batch's calls of this method together
-};
-// FNV-1a: method names are short, and this inlines where std::hash calls out.
-struct StringHash {
-  using is_transparent = void;
-  std::size_t operator()(std::string_view s) const noexcept {
-    std::uint64_t h = 14695981039346656037ull;
-    for (const char c : s) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
-    return static_cast<std::size_t>(h);
-  }
-};
+struct ParsedRequest;
 }  // namespace detail
 
 /// Called with the method name and the exception when a handler throws anything other than
@@ -161,9 +147,8 @@ class Router {
   /// True when `name` is registered.
   [[nodiscard]] bool contains(std::string_view name) const { return find(name) != nullptr; }
   /// The method registered as `name`, or nullptr.
-  [[nodiscard]] const detail::Method* find(std::string_view name) const {
-    const auto found = methods_.find(name);
-    return found == methods_.end() ? nullptr : &found->second;
+  [[nodiscard]] const detail::Method* find(std::string_view name) const noexcept {
+    return methods_.find(name);
   }
   /// The options `name` was registered with, or nullptr.
   [[nodiscard]] const MethodOptions* options_of(std::string_view name) const {
@@ -221,16 +206,18 @@ class Router {
   BATCHRPC_DECL void add_method(std::string_view name, detail::Method method);
   BATCHRPC_DECL bool handle_copy(std::string_view message, detail::Workspace& ws, Buffer& out) const;
   BATCHRPC_DECL bool process(char* text, std::size_t size, detail::Workspace& ws, Buffer& out) const;
-  BATCHRPC_DECL bool dispatch(const Value& message, std::string_view raw_id, detail::Workspace& ws,
+  BATCHRPC_DECL bool dispatch(const detail::ParsedRequest& member, detail::Workspace& ws,
                               Buffer& out) const;
-  BATCHRPC_DECL bool run_groups(const Value& batch, detail::Workspace& ws) const;
-  BATCHRPC_DECL bool write_grouped(std::size_t member, detail::Workspace& ws, Buffer& out) const;
+  BATCHRPC_DECL void call_and_wait(const detail::Method& method, const detail::Request& request,
+                                   detail::Workspace& ws, Buffer& out) const;
+  BATCHRPC_DECL bool run_groups(std::span<const detail::ParsedRequest> batch,
+                                detail::Workspace& ws) const;
+  BATCHRPC_DECL bool write_grouped(const detail::Request& request, std::size_t slot,
+                                   detail::Workspace& ws, Buffer& out) const;
   BATCHRPC_DECL bool handle_safely(char* text, std::size_t size, detail::Workspace& ws,
                                    Buffer& out) const noexcept;
 
-  using MethodTable =
-      std::unordered_map<std::string, detail::Method, detail::StringHash, std::equal_to<>>;
-  MethodTable methods_;
+  detail::MethodTable methods_;
   std::map<std::string, Json, std::less<>> capability_settings_;
   RouterOptions options_;
   bool has_batch_handlers_ = false;

@@ -383,3 +383,74 @@ TEST_CASE("numbers out of range toward infinity are -32700 even when they start 
   CHECK(router.handle(R"({"jsonrpc":"2.0","method":"echo","params":[0.0000001e-400],"id":1})") ==
         std::optional<std::string>(R"({"jsonrpc":"2.0","id":1,"result":0})"));
 }
+
+// The offset of a parse error is where reading stopped: just past the offending token.
+TEST_CASE("members the router ignores are still checked like the rest of the message") {
+  rpc::Router router;
+  router.add("count", [] { return 1; });
+  const std::string head = R"({"jsonrpc":"2.0","method":"count","id":1,"meta":)";
+  CHECK(router.handle(head + R"({"trace":["a",{"b":null}]}})") == std::optional<std::string>(result("1", "1")));
+  CHECK(router.handle(head + R"({"x":"\udc00"}})") ==
+        std::optional<std::string>(parse_error(61, "Invalid UTF-8 from an escape (a lone surrogate).")));
+  CHECK(router.handle(head + R"({"\udc00":1}})") ==
+        std::optional<std::string>(parse_error(57, "Invalid UTF-8 from an escape (a lone surrogate).")));
+  CHECK(router.handle(head + R"([1e400]})") ==
+        std::optional<std::string>(parse_error(49, "Number too big to be stored in double.")));
+  SUBCASE("so are the values of members that make a request invalid") {
+    CHECK(router.handle(R"({"jsonrpc":"2.0","method":["\udc00"],"id":1})") ==
+          std::optional<std::string>(parse_error(35, "Invalid UTF-8 from an escape (a lone surrogate).")));
+    CHECK(router.handle(R"([{"jsonrpc":"2.0","method":"count","id":[1e400]}])") ==
+          std::optional<std::string>(parse_error(41, "Number too big to be stored in double.")));
+  }
+  SUBCASE("and a malformed batch member's content") {
+    CHECK(router.handle(R"([[{"a":"\udc00"}]])") ==
+          std::optional<std::string>(parse_error(15, "Invalid UTF-8 from an escape (a lone surrogate).")));
+    CHECK(router.handle(R"([[{"a":[1]}],"x"])") ==
+          std::optional<std::string>("[" + invalid_request("a request must be an object") + "," +
+                                     invalid_request("a request must be an object") + "]"));
+  }
+}
+
+TEST_CASE("envelope member names may be written with escapes") {
+  rpc::Router router;
+  router.add("echo", [](const rpc::Value& v) { return rpc::to_json(v); });
+  CHECK(router.handle(R"({"\u006asonrpc":"2.0","m\u0065thod":"\u0065cho","p\u0061rams":[2],"\u0069d":"\u0031"})") ==
+        std::optional<std::string>(result(R"("1")", "2")));
+  CHECK(router.handle(R"({"jsonrpc":"2.0","method":"echo","params":[1],"p\u0061rams":[2],"id":1})") ==
+        std::optional<std::string>(invalid_request("member names must be unique")));
+}
+
+TEST_CASE("the first member that breaks a rule names the reason") {
+  rpc::Router router;
+  router.add("count", [] { return 1; });
+  CHECK(router.handle(R"({"id":{},"jsonrpc":"1.0","method":1})") ==
+        std::optional<std::string>(invalid_request("\\\"id\\\" must be a string, a number or null")));
+  CHECK(router.handle(R"({"method":1,"id":{},"jsonrpc":"1.0"})") ==
+        std::optional<std::string>(invalid_request("\\\"method\\\" must be a string")));
+  CHECK(router.handle(R"({"method":"count","method":1,"jsonrpc":"2.0"})") ==
+        std::optional<std::string>(invalid_request("\\\"method\\\" must be a string")));
+  CHECK(router.handle(R"({"method":"count","method":"count"})") ==
+        std::optional<std::string>(invalid_request("member names must be unique")));
+  CHECK(router.handle(R"({"method":"count","params":{"a":1}})") ==
+        std::optional<std::string>(invalid_request("missing \\\"jsonrpc\\\"")));
+  CHECK(router.handle(R"({"jsonrpc":"2.0","params":[],"id":1})") ==
+        std::optional<std::string>(invalid_request("missing \\\"method\\\"")));
+}
+
+TEST_CASE("many methods are each found, and names that are not registered are not") {
+  rpc::Router router;
+  for (int i = 0; i < 1000; ++i) {
+    router.add("m" + std::to_string(i), [i] { return i; });
+  }
+  for (int i = 0; i < 1000; i += 37) {
+    CAPTURE(i);
+    CHECK(router.handle(R"({"jsonrpc":"2.0","method":"m)" + std::to_string(i) + R"(","id":1})") ==
+          std::optional<std::string>(result("1", std::to_string(i))));
+  }
+  CHECK(router.contains("m999"));
+  CHECK_FALSE(router.contains("m1000"));
+  CHECK_FALSE(router.contains("m"));
+  CHECK_FALSE(router.contains(""));
+  rpc::Router moved = std::move(router);
+  CHECK(moved.handle(R"({"jsonrpc":"2.0","method":"m500","id":2})") == std::optional<std::string>(result("2", "500")));
+}

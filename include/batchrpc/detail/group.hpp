@@ -41,7 +41,6 @@ struct GroupPlan {
     void on_complete() override {}
   };
   static constexpr std::size_t none = static_cast<std::size_t>(-1);
-  std::vector<Request> requests;       // per member
   std::vector<std::size_t> slot_of;    // per member: its slot, or none (dispatched as usual)
   std::vector<std::unique_ptr<Slot>> slots;
   std::vector<const Method*> methods;  // the distinct batched methods seen, and their members

@@ -1,16 +1,15 @@
 // SPDX-License-Identifier: MIT
-// Parses one message in place into a RapidJSON DOM, enforcing the limits while it reads.
+// Parses one message in place, enforcing the limits while it reads: as a list of requests
+// (the server's path) or into a plain RapidJSON DOM (any other JSON).
 #pragma once
 
-#include <charconv>
-#include <cmath>
 #include <cstddef>
-#include <cstdint>
-#include <limits>
+#include <cstring>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string_view>
-#include <system_error>
+#include <type_traits>
 #include <vector>
 
 #include <rapidjson/document.h>
@@ -19,180 +18,11 @@
 
 #include "../json.hpp"
 #include "../limits.hpp"
+#include "message_builder.hpp"
+#include "request_reader.hpp"
 #include "utf8.hpp"
 
 namespace rpc::detail {
-
-// Values and the document's parse stack both come from pools that are reset per message.
-using Pool = rapidjson::MemoryPoolAllocator<>;
-using Document = rapidjson::GenericDocument<rapidjson::UTF8<>, Pool, Pool>;
-
-enum class ParseStatus : unsigned char { ok, syntax_error, too_deep, batch_too_large };
-
-struct ParseOutcome {
-  ParseStatus status = ParseStatus::ok;
-  std::size_t offset = 0;        // where a syntax error was found
-  const char* reason = nullptr;  // why (English), for syntax errors
-};
-
-// SAX handler between RapidJSON's reader and the document. Numbers arrive as text
-// (kParseNumbersAsStringsFlag) so request ids can be echoed byte for byte; everything else is
-// forwarded as is. It also stops at the depth limit and stops building (but keeps validating)
-// once a batch has more members than allowed, so hostile input costs bounded memory.
-class MessageBuilder {
- public:
-  using Ch = char;
-
-  MessageBuilder(Document& doc, std::vector<std::string_view>& raw_ids, const Limits& limits)
-      : doc_(doc), raw_ids_(raw_ids), max_depth_(limits.max_depth), max_batch_(limits.max_batch) {}
-
-  ParseStatus status() const { return status_; }
-  bool number_rejected() const { return number_rejected_; }
-  bool built() const { return status_ == ParseStatus::ok; }
-
-  bool Null() { return note_value(), !building() || doc_.Null(); }
-  bool Bool(bool b) { return note_value(), !building() || doc_.Bool(b); }
-  // Not called with kParseNumbersAsStringsFlag; present to satisfy the Handler concept.
-  bool Int(int i) { return note_value(), !building() || doc_.Int(i); }
-  bool Uint(unsigned u) { return note_value(), !building() || doc_.Uint(u); }
-  bool Int64(std::int64_t i) { return note_value(), !building() || doc_.Int64(i); }
-  bool Uint64(std::uint64_t u) { return note_value(), !building() || doc_.Uint64(u); }
-  bool Double(double d) { return note_value(), !building() || doc_.Double(d); }
-  bool RawNumber(const char* text, rapidjson::SizeType length, bool) {
-    const bool is_id = pending_id_;
-    note_value();
-    if (!building()) return true;
-    if (is_id) raw_ids_.back() = std::string_view(text, length);
-    return number(text, length);
-  }
-  // Past the batch cap only syntax and depth are checked, as for numbers.
-  bool String(const char* text, rapidjson::SizeType length, bool copy) {
-    note_value();
-    if (!building()) return true;
-    return valid_escapes(text, length) && doc_.String(text, length, copy);
-  }
-  bool Key(const char* text, rapidjson::SizeType length, bool copy) {
-    pending_id_ = depth_ == request_depth() && length == 2 && text[0] == 'i' && text[1] == 'd';
-    if (!building()) return true;
-    return valid_escapes(text, length) && doc_.Key(text, length, copy);
-  }
-  bool escape_rejected() const { return escape_rejected_; }
-  bool StartObject() {
-    note_value();
-    if (!enter()) return false;
-    return !building() || doc_.StartObject();
-  }
-  bool EndObject(rapidjson::SizeType count) {
-    --depth_;
-    return !building() || doc_.EndObject(count);
-  }
-  bool StartArray() {
-    if (depth_ == 0) {
-      root_is_array_ = true;
-    } else {
-      note_value();
-    }
-    if (!enter()) return false;
-    return !building() || doc_.StartArray();
-  }
-  bool EndArray(rapidjson::SizeType count) {
-    --depth_;
-    return !building() || doc_.EndArray(count);
-  }
-
- private:
-  std::size_t request_depth() const { return root_is_array_ ? 2 : 1; }
-  bool building() const { return status_ == ParseStatus::ok; }
-
-  bool enter() {
-    if (++depth_ <= max_depth_) return true;
-    status_ = ParseStatus::too_deep;
-    return false;
-  }
-
-  // Before every value: counts batch members and gives each request a slot for its raw id.
-  void note_value() {
-    pending_id_ = false;
-    if (depth_ == 0) {
-      raw_ids_.emplace_back();
-    } else if (depth_ == 1 && root_is_array_ && status_ == ParseStatus::ok) {
-      if (++members_ > max_batch_) {
-        status_ = ParseStatus::batch_too_large;
-      } else {
-        raw_ids_.emplace_back();
-      }
-    }
-  }
-
-  // JSON number text to a RapidJSON number: integers exactly when they fit 64 bits, otherwise
-  // the correctly rounded double.
-  bool number(const char* text, std::size_t length) {
-    const char* end = text + length;
-    bool integral = true;
-    for (const char* p = text; p != end; ++p) {
-      if (*p == '.' || *p == 'e' || *p == 'E') {
-        integral = false;
-        break;
-      }
-    }
-    if (integral) {
-      if (text[0] == '-') {
-        std::int64_t i = 0;
-        const auto r = std::from_chars(text, end, i);
-        if (r.ec == std::errc{} && r.ptr == end) {
-          return i >= std::numeric_limits<int>::min() ? doc_.Int(static_cast<int>(i)) : doc_.Int64(i);
-        }
-      } else {
-        std::uint64_t u = 0;
-        const auto r = std::from_chars(text, end, u);
-        if (r.ec == std::errc{} && r.ptr == end) {
-          return u <= std::numeric_limits<unsigned>::max() ? doc_.Uint(static_cast<unsigned>(u))
-                                                           : doc_.Uint64(u);
-        }
-      }
-    }
-    double d = 0;
-    const auto r = std::from_chars(text, end, d);
-    if (r.ec == std::errc::result_out_of_range && underflows(text, end)) {
-      return doc_.Double(text[0] == '-' ? -0.0 : 0.0);
-    }
-    if (r.ec != std::errc{} || r.ptr != end || !std::isfinite(d)) {
-      number_rejected_ = true;  // beyond double range: reported as a parse error
-      return false;
-    }
-    return doc_.Double(d);
-  }
-
-  // Out of range toward zero: with an exponent, a negative one; without, no integer digit
-  // but 0 ("0.000...01"). ("0.79e309" is out of range the other way.)
-  static bool underflows(const char* text, const char* end) {
-    for (const char* p = text; p != end; ++p) {
-      if (*p == 'e' || *p == 'E') return p + 1 != end && p[1] == '-';
-    }
-    const char* digits = text[0] == '-' ? text + 1 : text;
-    return digits + 1 < end && digits[0] == '0' && digits[1] == '.';
-  }
-
-  // The message's bytes are checked as UTF-8 before parsing, but an escape decodes to new
-  // bytes: RapidJSON accepts a lone low surrogate (\udc00) and writes it as invalid UTF-8.
-  bool valid_escapes(const char* text, std::size_t length) {
-    if (first_invalid_utf8(std::string_view(text, length)) == length) return true;
-    escape_rejected_ = true;
-    return false;
-  }
-
-  Document& doc_;
-  std::vector<std::string_view>& raw_ids_;
-  std::size_t max_depth_;
-  std::size_t max_batch_;
-  std::size_t depth_ = 0;
-  std::size_t members_ = 0;
-  ParseStatus status_ = ParseStatus::ok;
-  bool root_is_array_ = false;
-  bool pending_id_ = false;
-  bool number_rejected_ = false;
-  bool escape_rejected_ = false;
-};
 
 // Owns everything one parse needs and keeps it between messages, so that a warmed-up parser
 // allocates nothing per message. Not thread-safe: one per thread (see Workspace).
@@ -202,26 +32,79 @@ class MessageParser {
   MessageParser(const MessageParser&) = delete;
   MessageParser& operator=(const MessageParser&) = delete;
 
-  // Parses `text` (size bytes, text[size] == '\0') in place. On ok, root() and raw_id() are
-  // valid until release().
+  // Parses `text` (size bytes, text[size] == '\0') in place as a message of requests. On ok,
+  // is_batch() and requests() are valid until release().
+  ParseOutcome parse_requests(char* text, std::size_t size, const Limits& limits) {
+    requests_.clear();
+    ParseOutcome outcome = run<RequestReader>(text, size, limits, requests_, names_);
+    if (outcome.status != ParseStatus::ok) return outcome;
+    const Value& params = *doc_;
+    for (ParsedRequest& p : requests_) {
+      if (p.params_index != ParsedRequest::no_params) p.request.params = &params[p.params_index];
+    }
+    return outcome;
+  }
+
+  // Parses `text` (size bytes, text[size] == '\0') in place into a document. On ok, root()
+  // and raw_id() are valid until release().
   ParseOutcome parse(char* text, std::size_t size, const Limits& limits) {
+    raw_ids_.clear();
+    return run<MessageBuilder>(text, size, limits, raw_ids_);
+  }
+
+  // After parse_requests: whether the message is a batch, and its members.
+  bool is_batch() const { return batch_; }
+  std::span<const ParsedRequest> requests() const { return requests_; }
+
+  const Value& root() const { return *doc_; }
+  // The id's JSON text as sent when it is a number, for member `index` (0 for a singleton).
+  std::string_view raw_id(std::size_t index) const {
+    return index < raw_ids_.size() ? raw_ids_[index] : std::string_view{};
+  }
+
+  // Drops the parsed message; memory is kept for the next one (up to a bound).
+  void release() {
+    if (!doc_) return;
+    doc_->SetNull();
+    const std::size_t used = value_pool_->Capacity() + stack_pool_->Capacity();
+    if (used > pool_bytes_ && used <= kMaxRetainedPoolBytes) {
+      make_pools(used);  // grow the reusable buffer to what this message needed
+    } else {
+      value_pool_->Clear();
+      stack_pool_->Clear();
+    }
+    if (raw_ids_.capacity() > kMaxRetainedIds) std::vector<std::string_view>().swap(raw_ids_);
+    if (requests_.capacity() > kMaxRetainedIds) std::vector<ParsedRequest>().swap(requests_);
+    if (names_.capacity() > kMaxRetainedIds) std::vector<std::string_view>().swap(names_);
+  }
+
+ private:
+  template <class Builder, class... Out>
+  ParseOutcome run(char* text, std::size_t size, const Limits& limits, Out&... out) {
     // UTF-8 is checked over the whole message first (ASCII eight bytes at a time), which is
     // much faster than RapidJSON's per-character check inside strings.
     if (const std::size_t bad = first_invalid_utf8(std::string_view(text, size)); bad != size) {
       return {ParseStatus::syntax_error, bad, "Invalid UTF-8."};
     }
     if (!doc_) make_pools(kInitialPoolBytes);
-    raw_ids_.clear();
+    const bool escapes = std::memchr(text, '\\', size) != nullptr;
     rapidjson::InsituStringStream stream(text);
-    MessageBuilder builder(*doc_, raw_ids_, limits);
+    Builder builder(*doc_, out..., limits, escapes);
     rapidjson::ParseResult result;
     // The builder stops the parse at max_depth, so a recursive parse never goes deeper than
     // that on the machine stack; past a depth a small thread stack could not take, parsing
     // is iterative (slower, but its depth costs heap only).
-    auto generate = [&](Document&) {
+    auto generate = [&](Document& doc) {
+      constexpr bool kRequests = std::is_same_v<Builder, RequestReader>;
+      if constexpr (kRequests) doc.StartArray();  // the root holds the params values
       result = limits.max_depth <= kMaxRecursiveDepth ? reader_.Parse<kFlags>(stream, builder)
                                                       : reader_.Parse<kFlags | rapidjson::kParseIterativeFlag>(stream, builder);
-      return !result.IsError() && builder.built();
+      if (result.IsError() || !builder.built()) return false;
+      if constexpr (kRequests) {
+        batch_ = builder.is_batch();
+        doc.EndArray(builder.params_count());
+      }
+      return true;
     };
     doc_->Populate(generate);
 
@@ -243,27 +126,7 @@ class MessageParser {
     return {};
   }
 
-  const Value& root() const { return *doc_; }
-  // The id's JSON text as sent when it is a number, for member `index` (0 for a singleton).
-  std::string_view raw_id(std::size_t index) const {
-    return index < raw_ids_.size() ? raw_ids_[index] : std::string_view{};
-  }
-
-  // Drops the parsed message; memory is kept for the next one (up to a bound).
-  void release() {
-    if (!doc_) return;
-    doc_->SetNull();
-    const std::size_t used = value_pool_->Capacity() + stack_pool_->Capacity();
-    if (used > pool_bytes_ && used <= kMaxRetainedPoolBytes) {
-      make_pools(used);  // grow the reusable buffer to what this message needed
-    } else {
-      value_pool_->Clear();
-      stack_pool_->Clear();
-    }
-    if (raw_ids_.capacity() > kMaxRetainedIds) std::vector<std::string_view>().swap(raw_ids_);
-  }
-
- private:
+  // Numbers arrive as text so that ids can be echoed byte for byte.
   static constexpr unsigned kFlags = rapidjson::kParseInsituFlag | rapidjson::kParseNumbersAsStringsFlag;
   static constexpr std::size_t kMaxRecursiveDepth = 256;
   static constexpr std::size_t kInitialPoolBytes = std::size_t{64} << 10;
@@ -296,6 +159,9 @@ class MessageParser {
   std::optional<Document> doc_;
   rapidjson::GenericReader<rapidjson::UTF8<>, rapidjson::UTF8<>> reader_;
   std::vector<std::string_view> raw_ids_;
+  std::vector<ParsedRequest> requests_;
+  std::vector<std::string_view> names_;  // the current request's member names, for duplicates
+  bool batch_ = false;
 };
 
 }  // namespace rpc::detail

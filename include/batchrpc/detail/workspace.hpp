@@ -19,7 +19,6 @@ struct Workspace {
   std::string input;   // a mutable copy of the message for in-situ parsing
   Buffer output;       // the reply, for the entry points that return a std::string
   ResultWriter writer{output};
-  std::vector<std::string_view> names;  // scratch for duplicate-name checks
   GroupPlan groups;                     // batch-aware dispatch (only with batched methods)
   bool busy = false;
 
@@ -28,7 +27,6 @@ struct Workspace {
     constexpr std::size_t keep = std::size_t{1} << 20;
     if (input.capacity() > keep) std::string().swap(input);
     if (output.size() > keep) output.release();
-    if (names.capacity() > keep / sizeof(std::string_view)) std::vector<std::string_view>().swap(names);
   }
 };
 

@@ -18,6 +18,7 @@
 #include <rapidjson/stream.h>
 
 #include "../client.hpp"
+#include "../detail/member_names.hpp"
 #include "../detail/message_parser.hpp"
 #include "../detail/request.hpp"
 #include "../detail/utf8.hpp"

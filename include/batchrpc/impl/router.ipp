@@ -34,7 +34,7 @@ BATCHRPC_DECL void Router::add_method(std::string_view name, detail::Method meth
     throw std::invalid_argument("batchrpc: method names starting with \"rpc.\" are reserved: " +
                                 std::string(name));
   }
-  if (!methods_.emplace(std::string(name), std::move(method)).second) {
+  if (!methods_.add(name, std::move(method))) {
     throw std::invalid_argument("batchrpc: method already registered: " + std::string(name));
   }
 }
@@ -128,7 +128,7 @@ BATCHRPC_DECL bool Router::process(char* text, std::size_t size, detail::Workspa
     return true;
   }
 
-  const detail::ParseOutcome parsed = ws.parser.parse(text, size, limits);
+  const detail::ParseOutcome parsed = ws.parser.parse_requests(text, size, limits);
   switch (parsed.status) {
     case detail::ParseStatus::ok:
       break;
@@ -152,25 +152,25 @@ BATCHRPC_DECL bool Router::process(char* text, std::size_t size, detail::Workspa
       return true;
   }
 
-  const Value& root = ws.parser.root();
-  if (!root.IsArray()) return dispatch(root, ws.parser.raw_id(0), ws, out);
+  const std::span<const detail::ParsedRequest> members = ws.parser.requests();
+  if (!ws.parser.is_batch()) return dispatch(members.front(), ws, out);
 
-  if (root.Empty()) {  // JSON-RPC 2.0 §6: an empty array is one Invalid Request, not an array
+  if (members.empty()) {  // JSON-RPC 2.0 §6: an empty array is one Invalid Request, not an array
     detail::write_error(out, ws.writer, null_id, ErrorCode::invalid_request,
                         detail::ReasonData{"empty batch"});
     return true;
   }
   // Calls of batched methods (add_batched) are answered first, one handler call per method;
   // their responses are then written in request order with the others'.
-  const bool grouped = has_batch_handlers_ && root.Size() > 1 && run_groups(root, ws);
+  const bool grouped = has_batch_handlers_ && members.size() > 1 && run_groups(members, ws);
   out.append('[');
   bool any = false;
-  for (rapidjson::SizeType i = 0; i < root.Size(); ++i) {
+  for (std::size_t i = 0; i < members.size(); ++i) {
     const std::size_t mark = out.size();
     if (any) out.append(',');
     const bool answered = grouped && ws.groups.slot_of[i] != detail::GroupPlan::none
-                              ? write_grouped(i, ws, out)
-                              : dispatch(root[i], ws.parser.raw_id(i), ws, out);
+                              ? write_grouped(members[i].request, ws.groups.slot_of[i], ws, out)
+                              : dispatch(members[i], ws, out);
     if (answered) {
       any = true;
     } else {
@@ -206,14 +206,14 @@ class BlockingDeferred final : public Deferred {
 };
 }  // namespace detail
 
-BATCHRPC_DECL bool Router::dispatch(const Value& message, std::string_view raw_id,
-                                    detail::Workspace& ws, Buffer& out) const {
-  detail::Request request;
-  if (const char* why = detail::read_request(message, raw_id, request, ws.names)) {
+BATCHRPC_DECL bool Router::dispatch(const detail::ParsedRequest& member, detail::Workspace& ws,
+                                    Buffer& out) const {
+  if (member.invalid != nullptr) {
     detail::write_error(out, ws.writer, detail::null_id, ErrorCode::invalid_request,
-                        detail::ReasonData{why});
+                        detail::ReasonData{member.invalid});
     return true;
   }
+  const detail::Request& request = member.request;
   const detail::Method* method = find(request.method);
   if (method == nullptr) {
     if (request.id.is_notification()) return false;
@@ -222,33 +222,39 @@ BATCHRPC_DECL bool Router::dispatch(const Value& message, std::string_view raw_i
   }
 
   const std::size_t start = out.size();
-  std::optional<detail::BlockingDeferred> later;  // only for handlers that can answer later
-  if (method->handler->answers_later()) later.emplace();
-  Context ctx(request.method, request.id, {}, {this, nullptr, later ? &*later : nullptr});
-  if (!detail::call_method(options_, *method, request, ctx, ws.writer, out)) {
-    later->wait();
-    detail::write_deferred(options_, request, *later, ws.writer, out);
+  if (method->handler->answers_later()) {
+    call_and_wait(*method, request, ws, out);
+  } else {
+    Context ctx(request.method, request.id, {}, {this, nullptr, nullptr});
+    detail::call_method(options_, *method, request, ctx, ws.writer, out);
   }
   if (request.id.is_notification()) return false;
   detail::fit_response(options_.limits, request.id, start, ws.writer, out);
   return true;
 }
 
-BATCHRPC_DECL bool Router::run_groups(const Value& batch, detail::Workspace& ws) const {
+// Kept apart from dispatch: the slot a Responder answers into is large, and most handlers
+// never need one.
+BATCHRPC_DECL void Router::call_and_wait(const detail::Method& method, const detail::Request& request,
+                                         detail::Workspace& ws, Buffer& out) const {
+  detail::BlockingDeferred later;
+  Context ctx(request.method, request.id, {}, {this, nullptr, &later});
+  if (!detail::call_method(options_, method, request, ctx, ws.writer, out)) {
+    later.wait();
+    detail::write_deferred(options_, request, later, ws.writer, out);
+  }
+}
+
+BATCHRPC_DECL bool Router::run_groups(std::span<const detail::ParsedRequest> batch,
+                                      detail::Workspace& ws) const {
   detail::GroupPlan& plan = ws.groups;
-  const std::size_t n = batch.Size();
-  plan.requests.resize(n);
+  const std::size_t n = batch.size();
   plan.slot_of.assign(n, detail::GroupPlan::none);
   plan.methods.clear();
   for (auto& members : plan.members) members.clear();
   for (std::size_t i = 0; i < n; ++i) {
-    detail::Request& request = plan.requests[i];
-    request = detail::Request{};
-    if (detail::read_request(batch[static_cast<rapidjson::SizeType>(i)], ws.parser.raw_id(i),
-                             request, ws.names) != nullptr) {
-      continue;
-    }
-    const detail::Method* method = find(request.method);
+    if (batch[i].invalid != nullptr) continue;
+    const detail::Method* method = find(batch[i].request.method);
     if (method == nullptr || !method->batch) continue;
     std::size_t g = 0;
     while (g < plan.methods.size() && plan.methods[g] != method) ++g;
@@ -269,7 +275,7 @@ BATCHRPC_DECL bool Router::run_groups(const Value& batch, detail::Workspace& ws)
       detail::GroupPlan::Slot& slot = *plan.slots[used];
       slot.reset({});
       plan.slot_of[i] = used++;
-      plan.group.push_back({&plan.requests[i], &slot, {}});
+      plan.group.push_back({&batch[i].request, &slot, {}});
     }
     detail::call_group(options_, *plan.methods[g], {this, nullptr, nullptr}, plan.group, plan.scratch);
     any = true;
@@ -277,11 +283,10 @@ BATCHRPC_DECL bool Router::run_groups(const Value& batch, detail::Workspace& ws)
   return any;
 }
 
-BATCHRPC_DECL bool Router::write_grouped(std::size_t member, detail::Workspace& ws,
-                                         Buffer& out) const {
-  const detail::Request& request = ws.groups.requests[member];
+BATCHRPC_DECL bool Router::write_grouped(const detail::Request& request, std::size_t slot,
+                                         detail::Workspace& ws, Buffer& out) const {
   const std::size_t start = out.size();
-  detail::write_deferred(options_, request, *ws.groups.slots[ws.groups.slot_of[member]], ws.writer, out);
+  detail::write_deferred(options_, request, *ws.groups.slots[slot], ws.writer, out);
   if (request.id.is_notification()) return false;
   detail::fit_response(options_.limits, request.id, start, ws.writer, out);
   return true;

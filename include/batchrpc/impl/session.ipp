@@ -17,6 +17,7 @@
 
 #include "../detail/call.hpp"
 #include "../detail/deferred.hpp"
+#include "../detail/json_number.hpp"
 #include "../detail/message_parser.hpp"
 #include "../detail/number_text.hpp"
 #include "../detail/reply.hpp"
@@ -55,6 +56,26 @@ BATCHRPC_DECL bool id_key(const Value& id, std::string& key) {
   key += 'n';
   key.append(text, end);
   return true;
+}
+
+// The same key for a request's id (a number's text is read as the parser reads numbers).
+BATCHRPC_DECL bool id_key(const RequestId& id, std::string& key) {
+  Value value;
+  if (id.kind == RequestId::Kind::string) {
+    value.SetString(rapidjson::StringRef(id.text.data(), static_cast<rapidjson::SizeType>(id.text.size())));
+  } else if (id.kind == RequestId::Kind::number) {
+    struct ToValue {
+      Value& v;
+      bool Int(int i) { return v.SetInt(i), true; }
+      bool Uint(unsigned u) { return v.SetUint(u), true; }
+      bool Int64(std::int64_t i) { return v.SetInt64(i), true; }
+      bool Uint64(std::uint64_t u) { return v.SetUint64(u), true; }
+      bool Double(double d) { return v.SetDouble(d), true; }
+    } to{value};
+    bool rejected = false;
+    put_number(to, id.text.data(), id.text.size(), rejected);
+  }
+  return id_key(value, key);
 }
 
 class Job;
@@ -104,7 +125,7 @@ class SessionCore {
 
   // Requests with an id are enrolled from before they start until they complete.
   void enroll(Member& m) {
-    if (m.request.id_value == nullptr || !id_key(*m.request.id_value, m.key)) return;
+    if (!id_key(m.request.id, m.key)) return;
     m.stop = std::stop_source();
     std::lock_guard lock(mutex_);
     in_flight_.emplace(std::string_view(m.key), &m);
@@ -198,7 +219,7 @@ class Job {
       return whole(ws, ErrorCode::message_too_large, MaxData{limits.max_message_bytes});
     }
     input_.assign(message.data(), message.size());
-    const ParseOutcome parsed = parser_.parse(input_.data(), input_.size(), limits);
+    const ParseOutcome parsed = parser_.parse_requests(input_.data(), input_.size(), limits);
     switch (parsed.status) {
       case ParseStatus::ok:
         break;
@@ -219,20 +240,17 @@ class Job {
                     "Batch too large", MaxData{limits.max_batch});
         return;
     }
-    const Value& root = parser_.root();
-    batch_ = root.IsArray();
-    if (batch_ && root.Empty()) {
-      return whole(ws, ErrorCode::invalid_request, ReasonData{"empty batch"});
-    }
-    count_ = batch_ ? root.Size() : 1;
+    const std::span<const ParsedRequest> requests = parser_.requests();
+    batch_ = parser_.is_batch();
+    if (requests.empty()) return whole(ws, ErrorCode::invalid_request, ReasonData{"empty batch"});
+    count_ = requests.size();
     while (members_.size() < count_) members_.push_back(std::make_unique<Member>());
     outstanding_.fetch_add(count_);
 
     // Every member is checked and enrolled before any runs, so a cancel in this batch finds
     // the members it names still queued.
     for (std::size_t i = 0; i < count_; ++i) {
-      const Value& v = batch_ ? root[static_cast<rapidjson::SizeType>(i)] : root;
-      if (!prepare(i, v, parser_.raw_id(i), ws)) member_done(i);
+      if (!prepare(i, requests[i], ws)) member_done(i);
     }
     for (std::size_t i = 0; i < count_; ++i) {
       Member& m = *members_[i];
@@ -348,7 +366,7 @@ class Job {
   }
 
   // Validates member `i`; false when it is already answered (or needs no answer).
-  bool prepare(std::size_t i, const Value& v, std::string_view raw_id, Workspace& ws) {
+  bool prepare(std::size_t i, const ParsedRequest& parsed, Workspace& ws) {
     Member& m = *members_[i];
     m.job = this;
     m.index = i;
@@ -358,10 +376,11 @@ class Job {
     m.text.clear();
     m.stop = std::stop_source(std::nostopstate);
     m.phase.store(Member::queued);
-    if (const char* why = read_request(v, raw_id, m.request, ws.names)) {
-      write_error(m.text, ws.writer, null_id, ErrorCode::invalid_request, ReasonData{why});
+    if (parsed.invalid != nullptr) {
+      write_error(m.text, ws.writer, null_id, ErrorCode::invalid_request, ReasonData{parsed.invalid});
       return false;
     }
+    m.request = parsed.request;
     const Method* method = core_.router.find(m.request.method);
     if (method == nullptr) {
       if (!m.request.id.is_notification()) {

@@ -17,6 +17,7 @@
 
 #include "../detail/call.hpp"
 #include "../detail/deferred.hpp"
+#include "../detail/member_names.hpp"
 #include "../detail/message_parser.hpp"
 #include "../detail/reply.hpp"
 #include "../detail/request.hpp"

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT
+// The registered methods by name. Every call looks one up, so names are found through a flat
+// open-addressing index of full hashes (one probe, one compare in the common case); the
+// methods live in an ordered map, which keeps their addresses stable across moves.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "../batch_call.hpp"
+#include "../handler.hpp"
+#include "../method_options.hpp"
+
+namespace rpc::detail {
+
+/// A registered method: its handler and options.
+struct Method {
+  std::unique_ptr<Handler> handler;
+  MethodOptions options;
+  BatchHandler batch{};  // set by add_batched: answers a batch's calls of this method together
+};
+
+class MethodTable {
+ public:
+  // False (and nothing added) when `name` is taken.
+  bool add(std::string_view name, Method method) {
+    const auto [it, added] = methods_.try_emplace(std::string(name), std::move(method));
+    if (!added) return false;
+    if ((methods_.size() + 1) * 2 > index_.size()) {
+      rebuild(index_.empty() ? 16 : index_.size() * 2);  // at most half full
+    } else {
+      insert(*it);
+    }
+    return true;
+  }
+
+  [[nodiscard]] const Method* find(std::string_view name) const noexcept {
+    if (index_.empty()) return nullptr;
+    const std::uint64_t h = hash(name);
+    const std::size_t mask = index_.size() - 1;
+    for (std::size_t i = h & mask;; i = (i + 1) & mask) {
+      const Slot& s = index_[i];
+      if (s.entry == nullptr) return nullptr;
+      if (s.hash == h && s.entry->first == name) return &s.entry->second;
+    }
+  }
+
+  // In name order.
+  [[nodiscard]] auto begin() const { return methods_.begin(); }
+  [[nodiscard]] auto end() const { return methods_.end(); }
+
+ private:
+  using Map = std::map<std::string, Method, std::less<>>;
+  struct Slot {
+    std::uint64_t hash = 0;
+    const Map::value_type* entry = nullptr;
+  };
+
+  // FNV-1a: method names are short, and this inlines where std::hash calls out.
+  static std::uint64_t hash(std::string_view s) noexcept {
+    std::uint64_t h = 14695981039346656037ull;
+    for (const char c : s) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+    return h;
+  }
+
+  void rebuild(std::size_t size) {
+    index_.assign(size, Slot{});
+    for (const auto& entry : methods_) insert(entry);
+  }
+
+  void insert(const Map::value_type& entry) {
+    const std::uint64_t h = hash(entry.first);
+    const std::size_t mask = index_.size() - 1;
+    std::size_t i = h & mask;
+    while (index_[i].entry != nullptr) i = (i + 1) & mask;
+    index_[i] = {h, &entry};
+  }
+
+  Map methods_;
+  std::vector<Slot> index_;  // a power of two in size, and never more than half full
+};
+
+}  // namespace rpc::detail

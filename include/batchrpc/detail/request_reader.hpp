@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: MIT
+// Reads a message (a Request or a batch of them) straight from the parser's events: each
+// member's envelope (jsonrpc, method, id) is checked and taken as it streams past, and only
+// params values are built into the document. Requests, batch arrays and ignored members never
+// become DOM values, which is most of the work a DOM would do for a batch of small calls.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+#include <rapidjson/reader.h>
+
+#include "member_names.hpp"
+#include "request.hpp"
+#include "sax_checks.hpp"
+
+namespace rpc::detail {
+
+// One member of a message (the message itself when it is not a batch), as read.
+struct ParsedRequest {
+  static constexpr std::uint32_t no_params = static_cast<std::uint32_t>(-1);
+  Request request;
+  const char* invalid = nullptr;       // why it is not a valid Request (JSON-RPC 2.0 §4)
+  std::uint32_t params_index = no_params;  // its params: this element of the document's root
+};
+
+// The document's root becomes an array of the params values, in member order.
+class RequestReader : public SaxChecks {
+ public:
+  RequestReader(Document& doc, std::vector<ParsedRequest>& requests,
+                std::vector<std::string_view>& names, const Limits& limits, bool escapes)
+      : SaxChecks(limits, escapes), doc_(doc), requests_(requests), names_(names) {}
+
+  bool is_batch() const { return batch_; }
+  rapidjson::SizeType params_count() const { return params_count_; }
+
+  bool Null() {
+    const Place place = next_place();
+    return place == Place::built ? doc_.Null() : scalar_at(place, Type::null, {});
+  }
+  bool Bool(bool b) {
+    const Place place = next_place();
+    return place == Place::built ? doc_.Bool(b) : scalar_at(place, Type::other, {});
+  }
+  // Not called with kParseNumbersAsStringsFlag; present to satisfy the Handler concept.
+  bool Int(int) { return false; }
+  bool Uint(unsigned) { return false; }
+  bool Int64(std::int64_t) { return false; }
+  bool Uint64(std::uint64_t) { return false; }
+  bool Double(double) { return false; }
+  bool RawNumber(const char* text, rapidjson::SizeType length, bool) {
+    const Place place = next_place();
+    if (place == Place::ignored) return true;
+    if (place == Place::built) return put(doc_, text, length);
+    return number_fits(text, length) && scalar_at(place, Type::number, {text, length});
+  }
+  bool String(const char* text, rapidjson::SizeType length, bool copy) {
+    const Place place = next_place();
+    if (place == Place::ignored) return true;
+    if (!valid_escapes(text, length)) return false;
+    if (place == Place::built) return doc_.String(text, length, copy);
+    return scalar_at(place, Type::string, {text, length});
+  }
+  bool Key(const char* text, rapidjson::SizeType length, bool copy) {
+    if (!checking()) return true;
+    if (!valid_escapes(text, length)) return false;
+    if (sink_ == Sink::build) return doc_.Key(text, length, copy);
+    if (sink_ == Sink::skip) return true;
+    name(std::string_view(text, length));  // a member of the request object
+    return true;
+  }
+  bool StartObject() { return start(true); }
+  bool StartArray() { return start(false); }
+  bool EndObject(rapidjson::SizeType count) { return end(true, count); }
+  bool EndArray(rapidjson::SizeType count) { return end(false, count); }
+
+ private:
+  enum class Place : unsigned char { ignored, built, skipped, root, member, field };
+  enum class Sink : unsigned char { none, build, skip };
+  enum class Field : unsigned char { jsonrpc, method, params, id, other };
+  enum class Type : unsigned char { null, number, string, object, array, other };
+  static constexpr unsigned bit(Field f) { return 1u << static_cast<unsigned>(f); }
+
+  // Where the next value goes; counts batch members (ignored past the cap).
+  Place next_place() {
+    if (!checking()) return Place::ignored;
+    if (sink_ != Sink::none) return sink_ == Sink::build ? Place::built : Place::skipped;
+    if (depth_ == 0) return Place::root;
+    if (batch_ && depth_ == 1) return admit_member() ? Place::member : Place::ignored;
+    return Place::field;
+  }
+
+  // A scalar anywhere but in params.
+  bool scalar_at(Place place, Type type, std::string_view text) {
+    if (place == Place::root || place == Place::member) {
+      requests_.emplace_back().invalid = "a request must be an object";
+    } else if (place == Place::field) {
+      field_value(type, text);
+    }
+    return true;
+  }
+
+
+  bool start(bool object) {
+    const Place place = next_place();
+    if (!enter()) return false;
+    switch (place) {
+      case Place::ignored:
+      case Place::skipped:
+        return true;
+      case Place::built:
+        return object ? doc_.StartObject() : doc_.StartArray();
+      case Place::root:
+        if (object) return begin_request(), true;
+        batch_ = true;
+        return true;
+      case Place::member:
+        if (object) return begin_request(), true;
+        requests_.emplace_back().invalid = "a request must be an object";
+        open_sink(Sink::skip);
+        return true;
+      case Place::field:
+        break;
+    }
+    field_value(object ? Type::object : Type::array, {});
+    if (field_ == Field::params && error_ == nullptr) {
+      requests_.back().params_index = params_count_++;
+      open_sink(Sink::build);
+      return object ? doc_.StartObject() : doc_.StartArray();
+    }
+    open_sink(Sink::skip);
+    return true;
+  }
+
+  bool end(bool object, rapidjson::SizeType count) {
+    --depth_;
+    if (!checking()) return true;
+    if (sink_ != Sink::none) {
+      const bool build = sink_ == Sink::build;
+      if (depth_ < sink_depth_) sink_ = Sink::none;  // the sink's own container closes
+      if (!build) return true;
+      return object ? doc_.EndObject(count) : doc_.EndArray(count);
+    }
+    if (object) finish_request();  // else the batch array closes
+    return true;
+  }
+
+  void open_sink(Sink sink) {
+    sink_ = sink;
+    sink_depth_ = depth_;
+  }
+
+  void begin_request() {
+    requests_.emplace_back();
+    seen_ = 0;
+    twice_ = false;
+    error_ = nullptr;
+    names_.clear();
+  }
+
+  // Sizes first, then fixed-size compares the compiler turns into a load or two.
+  template <std::size_t N>
+  static bool is(std::string_view text, const char (&literal)[N]) {
+    return text.size() == N - 1 && std::memcmp(text.data(), literal, N - 1) == 0;
+  }
+
+  void name(std::string_view n) {
+    field_ = is(n, "id")       ? Field::id
+             : is(n, "method") ? Field::method
+             : is(n, "params") ? Field::params
+             : is(n, "jsonrpc") ? Field::jsonrpc
+                                : Field::other;
+    if (field_ == Field::other) {
+      names_.push_back(n);
+      return;
+    }
+    twice_ |= (seen_ & bit(field_)) != 0;
+    seen_ |= bit(field_);
+  }
+
+  // The first value that breaks a rule names what is wrong with the request.
+  void field_value(Type type, std::string_view text) {
+    Request& r = requests_.back().request;
+    const char* why = nullptr;
+    switch (field_) {
+      case Field::jsonrpc:
+        if (type != Type::string || !is(text, "2.0")) why = "\"jsonrpc\" must be exactly \"2.0\"";
+        break;
+      case Field::method:
+        if (type == Type::string) {
+          r.method = text;
+        } else {
+          why = "\"method\" must be a string";
+        }
+        break;
+      case Field::params:
+        if (type != Type::object && type != Type::array) why = "\"params\" must be an array or an object";
+        break;
+      case Field::id:
+        if (type == Type::string) {
+          r.id = {RequestId::Kind::string, text};
+        } else if (type == Type::number) {
+          r.id = {RequestId::Kind::number, text};
+        } else if (type == Type::null) {
+          r.id = {RequestId::Kind::null, {}};
+        } else {
+          why = "\"id\" must be a string, a number or null";
+        }
+        break;
+      case Field::other:
+        break;
+    }
+    if (error_ == nullptr) error_ = why;
+  }
+
+  void finish_request() {
+    ParsedRequest& p = requests_.back();
+    if (error_ != nullptr) {
+      p.invalid = error_;
+    } else if (twice_ || has_repeats(names_)) {  // the envelope's, or the others'
+      p.invalid = "member names must be unique";
+    } else if ((seen_ & bit(Field::jsonrpc)) == 0) {
+      p.invalid = "missing \"jsonrpc\"";
+    } else if ((seen_ & bit(Field::method)) == 0) {
+      p.invalid = "missing \"method\"";
+    }
+  }
+
+  Document& doc_;
+  std::vector<ParsedRequest>& requests_;
+  std::vector<std::string_view>& names_;  // the current request's other member names
+  rapidjson::SizeType params_count_ = 0;
+  std::size_t sink_depth_ = 0;  // the depth inside the container the sink is for
+  Sink sink_ = Sink::none;
+  Field field_ = Field::other;
+  bool batch_ = false;
+  bool twice_ = false;  // an envelope member named twice
+  unsigned seen_ = 0;   // envelope members seen, as bits
+  const char* error_ = nullptr;
+};
+
+}  // namespace rpc::detail
