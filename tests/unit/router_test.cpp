@@ -382,6 +382,15 @@ TEST_CASE("numbers out of range toward infinity are -32700 even when they start 
         std::optional<std::string>(parse_error(43, "Number too big to be stored in double.")));
   CHECK(router.handle(R"({"jsonrpc":"2.0","method":"echo","params":[0.0000001e-400],"id":1})") ==
         std::optional<std::string>(R"({"jsonrpc":"2.0","id":1,"result":0})"));
+  SUBCASE("the digits and the exponent count together") {
+    const std::string tiny = "0." + std::string(400, '0') + "17e3";
+    CHECK(router.handle(R"({"jsonrpc":"2.0","method":"echo","params":[)" + tiny + R"(],"id":1})") ==
+          std::optional<std::string>(R"({"jsonrpc":"2.0","id":1,"result":0})"));
+    CHECK(router.handle(R"({"jsonrpc":"2.0","method":"echo","params":[-123e-400],"id":1})") ==
+          std::optional<std::string>(R"({"jsonrpc":"2.0","id":1,"result":-0})"));
+    CHECK(router.handle(R"({"jsonrpc":"2.0","method":"echo","params":[0.00017e330],"id":1})") ==
+          std::optional<std::string>(parse_error(43, "Number too big to be stored in double.")));
+  }
 }
 
 // The offset of a parse error is where reading stopped: just past the offending token.

@@ -3,6 +3,7 @@
 // to a RapidJSON number, and the range rule both parsers apply.
 #pragma once
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstddef>
@@ -12,14 +13,43 @@
 
 namespace rpc::detail {
 
-// Out of range toward zero: with an exponent, a negative one; without, no integer digit
-// but 0 ("0.000...01"). ("0.79e309" is out of range the other way.)
+// For a number out of double range: true when it is too close to zero rather than too big,
+// that is when the power of ten of its first significant digit, plus the exponent, is
+// negative. (Both parts count: "0.000…01e5" can be tiny, "0.79e309" big.)
 inline bool underflows(const char* text, const char* end) {
-  for (const char* p = text; p != end; ++p) {
-    if (*p == 'e' || *p == 'E') return p + 1 != end && p[1] == '-';
+  constexpr long long cap = 1LL << 40;  // exponents beyond this are all the same here
+  const char* p = text[0] == '-' ? text + 1 : text;
+  long long power = 0;
+  bool significant = false;
+  long long integer_digits = 0;
+  for (; p != end && *p >= '0' && *p <= '9'; ++p, ++integer_digits) {
+    if (!significant && *p != '0') {
+      significant = true;
+      power = -integer_digits;  // corrected by the count of integer digits below
+    }
   }
-  const char* digits = text[0] == '-' ? text + 1 : text;
-  return digits + 1 < end && digits[0] == '0' && digits[1] == '.';
+  if (significant) power += integer_digits - 1;
+  if (p != end && *p == '.') {
+    long long place = 0;
+    for (++p; p != end && *p >= '0' && *p <= '9'; ++p) {
+      --place;
+      if (!significant && *p != '0') {
+        significant = true;
+        power = place;
+      }
+    }
+  }
+  long long exponent = 0;
+  if (p != end && (*p == 'e' || *p == 'E')) {
+    ++p;
+    const bool negative = p != end && *p == '-';
+    if (p != end && (*p == '-' || *p == '+')) ++p;
+    for (; p != end && *p >= '0' && *p <= '9'; ++p) {
+      exponent = std::min(cap, exponent * 10 + (*p - '0'));
+    }
+    if (negative) exponent = -exponent;
+  }
+  return power + exponent < 0;
 }
 
 // Sends the number `text` (valid JSON number syntax) to the SAX handler `out`: integers
