@@ -13,31 +13,13 @@
 
 #include "allocation_counter.hpp"
 #include "dom_floor.hpp"
+#include "workloads.hpp"
 
 namespace {
 
-std::string ping(std::size_t i) {
-  return R"({"jsonrpc":"2.0","method":"ping","params":{"nonce":)" + std::to_string(i) + R"(},"id":)" +
-         std::to_string(i) + "}";
-}
-
-std::string subtract(std::size_t i, bool named) {
-  const std::string params = named ? R"({"subtrahend":23,"minuend":)" + std::to_string(i) + "}"
-                                   : "[" + std::to_string(i) + ",23]";
-  return R"({"jsonrpc":"2.0","method":"subtract","params":)" + params + R"(,"id":)" + std::to_string(i) + "}";
-}
-
-// A batch of `n` members made by `member`; a singleton when n == 1.
-template <class F>
-std::string batch(std::size_t n, F&& member) {
-  if (n == 1) return member(0);
-  std::string s = "[";
-  for (std::size_t i = 0; i < n; ++i) {
-    if (i) s += ',';
-    s += member(i);
-  }
-  return s + "]";
-}
+using bench::batch;
+using bench::ping;
+using bench::subtract;
 
 // Every third member a notification, four malformed members.
 std::string mixed_batch() {

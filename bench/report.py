@@ -6,7 +6,8 @@
     python3 bench/report.py results.json            # prints markdown
 
 Ratios compare benchmarks of one run: BM_<Thing>/<n> against BM_Floor<Thing>/<n> (a fresh
-RapidJSON Document per message) and BM_TunedFloor<Thing>/<n> (the DOM's pool reused).
+RapidJSON Document per message) and BM_TunedFloor<Thing>/<n> (the DOM's pool reused), and
+BM_PeerJsonRpcCpp<Thing>/<n> (libjson-rpc-cpp, where it was built in) against BM_<Thing>/<n>.
 """
 import json
 import re
@@ -45,7 +46,7 @@ def main(path):
     print("|---|---:|---:|---:|---:|")
     for name, b in runs.items():
         thing, arg = split(name)
-        if thing.startswith(("Floor", "TunedFloor")) or thing == "ParallelBatch" or thing.startswith("Embed"):
+        if thing.startswith(("Floor", "TunedFloor", "Peer")) or thing == "ParallelBatch" or thing.startswith("Embed"):
             continue
         suffix = f"/{arg}" if arg else ""
         cells = []
@@ -59,6 +60,17 @@ def main(path):
         for name, b in runs.items():
             if split(name)[0].startswith(prefix) and not (prefix == "Floor" and split(name)[0].startswith("TunedFloor")):
                 print(f"| `{name}` | {fmt_rate(rate(b))} | {b.get('allocs_per_request', 0):.3f} | | |")
+
+    peers = [(name, b) for name, b in runs.items() if split(name)[0].startswith("PeerJsonRpcCpp")]
+    if peers:
+        print("\nPeer: libjson-rpc-cpp's in-process request handler (jsoncpp), on the same messages\n")
+        print("| benchmark | requests/s | allocs/request | batchrpc vs peer |")
+        print("|---|---:|---:|---:|")
+        for name, b in peers:
+            thing, arg = split(name)
+            ours = runs.get(f"BM_{thing[len('PeerJsonRpcCpp'):]}" + (f"/{arg}" if arg else ""))
+            ratio = f"{rate(ours) / rate(b):.1f}x" if ours and rate(b) else ""
+            print(f"| `{name}` | {fmt_rate(rate(b))} | {b.get('allocs_per_request', 0):.1f} | {ratio} |")
 
     per_member = {}
     for name, b in runs.items():
