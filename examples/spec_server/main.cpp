@@ -3,9 +3,8 @@
 // cancellable `sleep`, served over stdio or HTTP (see --help). Every method is also a tool of
 // the same name (`tools/list`, `tools/call`), beside the `batch` tool.
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 
+#include "../common/cancellable_sleep.hpp"
 #include "../common/server_main.hpp"
 #include "../common/spec_methods.hpp"
 
@@ -14,11 +13,7 @@ int main(int argc, char** argv) {
     spec::add_spec_methods(router);
     // Sleeps `ms` milliseconds unless cancelled first (then answered -32800).
     router.add("sleep", [](std::int64_t ms, rpc::Context& ctx) {
-      std::mutex m;
-      std::condition_variable_any cv;
-      std::unique_lock lock(m);
-      cv.wait_for(lock, ctx.stop_token(), std::chrono::milliseconds(ms), [] { return false; });
-      if (ctx.stop_requested()) throw rpc::cancelled();
+      if (!spec::sleep_unless_cancelled(ctx.stop_token(), std::chrono::milliseconds(ms))) throw rpc::cancelled();
       return ms;
     }, rpc::names("ms"));
 

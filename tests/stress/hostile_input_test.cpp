@@ -29,6 +29,7 @@
 
 #include "peak_memory.hpp"
 #include "support/printing.hpp"
+#include "common/cancellable_sleep.hpp"
 
 namespace {
 
@@ -548,11 +549,7 @@ TEST_SUITE("hostile") {
     rpc::add_builtins(r);
     r.add("wait", [&started](int ms, rpc::Context& ctx) {
       started = true;
-      std::mutex m;
-      std::condition_variable_any cv;
-      std::unique_lock lock(m);
-      cv.wait_for(lock, ctx.stop_token(), std::chrono::milliseconds(ms), [] { return false; });
-      if (ctx.stop_requested()) throw rpc::cancelled();
+      if (!spec::sleep_unless_cancelled(ctx.stop_token(), std::chrono::milliseconds(ms))) throw rpc::cancelled();
       return ms;
     }, rpc::names("ms"));
     rpc::Session victim(r, {.executor = &pool});

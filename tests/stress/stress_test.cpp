@@ -38,6 +38,7 @@
 #include <rapidjson/document.h>
 
 #include "support/printing.hpp"
+#include "common/cancellable_sleep.hpp"
 
 namespace {
 
@@ -90,11 +91,7 @@ struct Server {
     rpc::add_builtins(router, {.server_name = "stress", .server_version = "1"});
     router.add("add", [](long a, long b) { return a + b; }, rpc::names("a", "b"));
     router.add("sleep", [](int ms, rpc::Context& ctx) {
-      std::mutex m;
-      std::condition_variable_any cv;
-      std::unique_lock lock(m);
-      cv.wait_for(lock, ctx.stop_token(), std::chrono::milliseconds(ms), [] { return false; });
-      if (ctx.stop_requested()) throw rpc::cancelled();
+      if (!spec::sleep_unless_cancelled(ctx.stop_token(), std::chrono::milliseconds(ms))) throw rpc::cancelled();
       return ms;
     }, rpc::names("ms"));
     router.add("later", [this](long x, rpc::Responder done) {

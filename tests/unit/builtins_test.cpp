@@ -17,7 +17,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <future>
 #include <mutex>
@@ -28,6 +27,7 @@
 #include <thread>
 #include <utility>
 #include <vector>
+#include "common/cancellable_sleep.hpp"
 
 namespace {
 
@@ -61,11 +61,7 @@ struct Fixture {
     router.add("count", [this] { return ++counted; });
     router.add("wait", [this](rpc::Context& ctx) -> std::string {
       ++waiting;
-      std::mutex m;
-      std::condition_variable_any cv;
-      std::unique_lock lock(m);
-      cv.wait_for(lock, ctx.stop_token(), 5s, [] { return false; });
-      if (ctx.stop_requested()) throw rpc::cancelled();
+      if (!spec::sleep_unless_cancelled(ctx.stop_token(), std::chrono::seconds(5))) throw rpc::cancelled();
       return "not cancelled";
     });
     rpc::add_builtins(router, std::move(options));

@@ -19,6 +19,7 @@
 #include <doctest/doctest.h>
 
 #include "support/printing.hpp"
+#include "common/cancellable_sleep.hpp"
 
 namespace {
 
@@ -47,11 +48,7 @@ struct Fixture {
     router.add("where", [] { return std::hash<std::thread::id>{}(std::this_thread::get_id()); });
     router.add("sleep", [this](int ms, rpc::Context& ctx) {
       ++sleeps_started;
-      std::mutex m;
-      std::condition_variable_any cv;
-      std::unique_lock lock(m);
-      cv.wait_for(lock, ctx.stop_token(), milliseconds(ms), [] { return false; });
-      if (ctx.stop_requested()) throw rpc::cancelled();
+      if (!spec::sleep_unless_cancelled(ctx.stop_token(), std::chrono::milliseconds(ms))) throw rpc::cancelled();
       return ms;
     }, rpc::names("ms"));
     router.add("wait_gate", [this] {

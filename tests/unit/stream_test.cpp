@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -20,6 +19,7 @@
 #include <doctest/doctest.h>
 
 #include "support/printing.hpp"
+#include "common/cancellable_sleep.hpp"
 
 namespace {
 
@@ -29,11 +29,7 @@ rpc::Router make_router(std::atomic<int>& notes) {
   router.add("add", [](int a, int b) { return a + b; }, rpc::names("a", "b"));
   router.add("note", [&notes] { ++notes; });
   router.add("sleep", [](int ms, rpc::Context& ctx) {
-    std::mutex m;
-    std::condition_variable_any cv;
-    std::unique_lock lock(m);
-    cv.wait_for(lock, ctx.stop_token(), std::chrono::milliseconds(ms), [] { return false; });
-    if (ctx.stop_requested()) throw rpc::cancelled();
+    if (!spec::sleep_unless_cancelled(ctx.stop_token(), std::chrono::milliseconds(ms))) throw rpc::cancelled();
     return ms;
   }, rpc::names("ms"));
   return router;

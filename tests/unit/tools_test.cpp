@@ -13,10 +13,8 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <latch>
-#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -26,6 +24,7 @@
 #include <doctest/doctest.h>
 
 #include "support/printing.hpp"
+#include "common/cancellable_sleep.hpp"
 
 namespace {
 
@@ -87,11 +86,7 @@ struct Fixture {
     });
     router.add("wait", [&f](rpc::Context& ctx) -> bool {
       ++f.waiting;
-      std::mutex m;
-      std::condition_variable_any cv;
-      std::unique_lock lock(m);
-      cv.wait_for(lock, ctx.stop_token(), 5s, [] { return false; });
-      if (ctx.stop_requested()) throw rpc::cancelled();
+      if (!spec::sleep_unless_cancelled(ctx.stop_token(), std::chrono::seconds(5))) throw rpc::cancelled();
       return false;
     });
     router.add("utf8", [] { return std::string("\xC3\xA9\xC3\xA9\xC3\xA9"); });  // "ééé": 8 bytes as JSON
