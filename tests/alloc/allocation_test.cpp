@@ -3,10 +3,13 @@
 // are counted by interposing glibc's malloc family, so RapidJSON's allocators are seen too;
 // this binary is not built under sanitizers, which bring their own allocator.
 #include <batchrpc/router.hpp>
+#include <batchrpc/session.hpp>
 
 #include <atomic>
 #include <cstddef>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include <doctest/doctest.h>
 
@@ -118,6 +121,25 @@ TEST_SUITE("allocation") {
     const std::string message = ping_batch(100, false);
     REQUIRE(router.handle(message));
     CHECK(allocations_during([&] { (void)router.handle(message); }) == 1);
+  }
+
+  TEST_CASE("a warmed-up session without an executor allocates nothing for a batch") {
+    const rpc::Router router = make_router();
+    rpc::Session session(router);
+    const std::string message = ping_batch(100, true);
+    std::size_t replies = 0;
+    std::size_t bytes = 0;
+    const auto sink = [&](std::optional<std::string_view> reply) {
+      ++replies;
+      bytes = reply ? reply->size() : 0;
+    };
+    session.handle(message, sink);  // warm-up: jobs, members and their table entries
+    session.handle(message, sink);
+    REQUIRE(replies == 2);
+    REQUIRE(bytes > 0);
+    CHECK(allocations_during([&] { session.handle(message, sink); }) == 0);
+    CHECK(replies == 3);
+    CHECK(session.in_flight() == 0);
   }
 
   TEST_CASE("parse errors and limit errors allocate nothing") {

@@ -80,6 +80,10 @@ BATCHRPC_DECL bool id_key(const RequestId& id, std::string& key) {
 
 class Job;
 
+class Member;
+// The requests that can be cancelled, by id key.
+using InFlight = std::unordered_multimap<std::string_view, Member*>;
+
 // One member of a message (a singleton is a message of one member).
 class Member final : public Deferred {
  public:
@@ -91,6 +95,7 @@ class Member final : public Deferred {
   std::stop_source stop{std::nostopstate};
   std::string key;
   bool enrolled = false;
+  InFlight::node_type node;  // its entry in the in-flight table while not enrolled, kept for reuse
   static constexpr std::size_t none = static_cast<std::size_t>(-1);
   std::size_t group = none;  // its group in the job (batch-aware dispatch), or none
   // The handler returning and its Responder answering can happen in either order, on two
@@ -124,11 +129,19 @@ class SessionCore {
   BATCHRPC_DECL void wait_idle();
 
   // Requests with an id are enrolled from before they start until they complete.
+  // A member's stop source and table entry are reused from request to request (a stop source
+  // only until it is signalled), so enrolling allocates nothing once a session is warm.
   void enroll(Member& m) {
     if (!id_key(m.request.id, m.key)) return;
-    m.stop = std::stop_source();
+    if (!m.stop.stop_possible()) m.stop = std::stop_source();
     std::lock_guard lock(mutex_);
-    in_flight_.emplace(std::string_view(m.key), &m);
+    if (m.node.empty()) {
+      in_flight_.emplace(std::string_view(m.key), &m);
+    } else {
+      m.node.key() = m.key;
+      m.node.mapped() = &m;
+      in_flight_.insert(std::move(m.node));
+    }
     m.enrolled = true;
   }
   void withdraw(Member& m) {
@@ -136,7 +149,7 @@ class SessionCore {
     std::lock_guard lock(mutex_);
     for (auto [it, end] = in_flight_.equal_range(std::string_view(m.key)); it != end; ++it) {
       if (it->second == &m) {
-        in_flight_.erase(it);
+        m.node = in_flight_.extract(it);
         break;
       }
     }
@@ -180,7 +193,7 @@ class SessionCore {
   std::condition_variable idle_;
   std::size_t active_jobs_ = 0;
   std::vector<std::unique_ptr<Job>> spare_;
-  std::unordered_multimap<std::string_view, Member*> in_flight_;
+  InFlight in_flight_;
 };
 
 // Everything one message needs until its reply is sent. Reused by the session afterwards.
@@ -374,7 +387,7 @@ class Job {
     m.method = nullptr;
     m.group = Member::none;
     m.text.clear();
-    m.stop = std::stop_source(std::nostopstate);
+    if (m.stop.stop_requested()) m.stop = std::stop_source(std::nostopstate);  // see enroll
     m.phase.store(Member::queued);
     if (parsed.invalid != nullptr) {
       write_error(m.text, ws.writer, null_id, ErrorCode::invalid_request, ReasonData{parsed.invalid});
