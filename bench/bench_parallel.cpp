@@ -2,9 +2,11 @@
 // Parallel batches: 64 members of ~50 µs CPU work each, on an executor of 1 and 2 threads.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include <batchrpc/batchrpc.hpp>
 
@@ -51,4 +53,11 @@ void BM_ParallelBatch(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK(BM_ParallelBatch)->Arg(1)->Arg(2)->UseRealTime();
+// Five repetitions, reported with their minimum as well: on a shared machine a busy neighbour
+// only ever adds time, and it does so more to the two-thread run, which needs both cores.
+BENCHMARK(BM_ParallelBatch)
+    ->Arg(1)
+    ->Arg(2)
+    ->UseRealTime()
+    ->Repetitions(5)
+    ->ComputeStatistics("min", [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); });
