@@ -123,10 +123,12 @@ TEST_SUITE("allocation") {
     CHECK(allocations_during([&] { (void)router.handle(message); }) == 1);
   }
 
-  TEST_CASE("a warmed-up session without an executor allocates nothing for a batch") {
+  TEST_CASE("a warmed-up session allocates only each cancellable request's stop state") {
     const rpc::Router router = make_router();
     rpc::Session session(router);
     const std::string message = ping_batch(100, true);
+    long cancellable = 0;  // valid requests with an id (see ping_batch)
+    for (int i = 0; i < 100; ++i) cancellable += (i % 10 != 3 && i % 3 != 2) ? 1 : 0;
     std::size_t replies = 0;
     std::size_t bytes = 0;
     const auto sink = [&](std::optional<std::string_view> reply) {
@@ -137,7 +139,7 @@ TEST_SUITE("allocation") {
     session.handle(message, sink);
     REQUIRE(replies == 2);
     REQUIRE(bytes > 0);
-    CHECK(allocations_during([&] { session.handle(message, sink); }) == 0);
+    CHECK(allocations_during([&] { session.handle(message, sink); }) == cancellable);
     CHECK(replies == 3);
     CHECK(session.in_flight() == 0);
   }

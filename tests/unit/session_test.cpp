@@ -361,4 +361,28 @@ TEST_SUITE("session") {
     for (auto& t : threads) t.join();
     CHECK(wrong == 0);
   }
+
+  TEST_CASE("a token a finished request kept never sees a later request's cancel") {
+    rpc::Router router;
+    rpc::add_builtins(router);
+    std::stop_token kept;
+    router.add("keep", [&kept](rpc::Context& ctx) {
+      kept = ctx.stop_token();
+      return true;
+    });
+    router.add("sleep", [](int ms, rpc::Context& ctx) {
+      if (!spec::sleep_unless_cancelled(ctx.stop_token(), milliseconds(ms))) throw rpc::cancelled();
+      return ms;
+    }, rpc::names("ms"));
+    rpc::ThreadPool pool(1);
+    rpc::Session session(router, {.executor = &pool});
+    REQUIRE(session.handle(request("keep", "", "1")) == std::optional<std::string>(R"({"jsonrpc":"2.0","id":1,"result":true})"));
+    REQUIRE(kept.stop_possible());
+    Replies replies;
+    session.handle(request("sleep", "[10000]", "2"), replies.sink());  // the same member slot, reused
+    CHECK_FALSE(session.handle(cancel("2")));
+    REQUIRE(replies.wait_for(1));
+    CHECK(replies.got[0] == std::optional<std::string>(R"({"jsonrpc":"2.0","id":2,"error":{"code":-32800,"message":"Request cancelled"}})"));
+    CHECK_FALSE(kept.stop_requested());
+  }
 }

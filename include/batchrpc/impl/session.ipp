@@ -129,11 +129,11 @@ class SessionCore {
   BATCHRPC_DECL void wait_idle();
 
   // Requests with an id are enrolled from before they start until they complete.
-  // A member's stop source and table entry are reused from request to request (a stop source
-  // only until it is signalled), so enrolling allocates nothing once a session is warm.
+  // Each request gets a stop state of its own (a token a finished handler kept must not see
+  // a later request's cancel); the table entry is reused from request to request.
   void enroll(Member& m) {
     if (!id_key(m.request.id, m.key)) return;
-    if (!m.stop.stop_possible()) m.stop = std::stop_source();
+    m.stop = std::stop_source();
     std::lock_guard lock(mutex_);
     if (m.node.empty()) {
       in_flight_.emplace(std::string_view(m.key), &m);
@@ -387,7 +387,7 @@ class Job {
     m.method = nullptr;
     m.group = Member::none;
     m.text.clear();
-    if (m.stop.stop_requested()) m.stop = std::stop_source(std::nostopstate);  // see enroll
+    m.stop = std::stop_source(std::nostopstate);
     m.phase.store(Member::queued);
     if (parsed.invalid != nullptr) {
       write_error(m.text, ws.writer, null_id, ErrorCode::invalid_request, ReasonData{parsed.invalid});
