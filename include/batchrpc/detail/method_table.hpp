@@ -27,14 +27,18 @@ struct Method {
 
 class MethodTable {
  public:
-  // False (and nothing added) when `name` is taken.
+  // False (and nothing added) when `name` is taken. Strong guarantee: memory is taken before
+  // anything changes.
   bool add(std::string_view name, Method method) {
-    const auto [it, added] = methods_.try_emplace(std::string(name), std::move(method));
-    if (!added) return false;
-    if ((methods_.size() + 1) * 2 > index_.size()) {
-      rebuild(index_.empty() ? 16 : index_.size() * 2);  // at most half full
-    } else {
+    if (methods_.find(name) != methods_.end()) return false;
+    std::vector<Slot> grown;
+    if ((methods_.size() + 2) * 2 > index_.size()) grown.resize(index_.empty() ? 16 : index_.size() * 2);
+    const auto it = methods_.emplace(std::string(name), std::move(method)).first;
+    if (grown.empty()) {
       insert(*it);
+    } else {  // at most half full after the insert
+      index_.swap(grown);
+      for (const auto& entry : methods_) insert(entry);
     }
     return true;
   }
@@ -66,11 +70,6 @@ class MethodTable {
     std::uint64_t h = 14695981039346656037ull;
     for (const char c : s) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
     return h;
-  }
-
-  void rebuild(std::size_t size) {
-    index_.assign(size, Slot{});
-    for (const auto& entry : methods_) insert(entry);
   }
 
   void insert(const Map::value_type& entry) {
