@@ -45,8 +45,8 @@ class MessageParser {
     return outcome;
   }
 
-  // Parses `text` (size bytes, text[size] == '\0') in place into a document. On ok, root()
-  // and raw_id() are valid until release().
+  // Parses `text` (size bytes, text[size] == '\0') in place into a document. On ok, root() is
+  // valid until release().
   ParseOutcome parse(char* text, std::size_t size, const Limits& limits) {
     raw_ids_.clear();
     return run<MessageBuilder>(text, size, limits, raw_ids_);
@@ -57,10 +57,6 @@ class MessageParser {
   std::span<const ParsedRequest> requests() const { return requests_; }
 
   const Value& root() const { return *doc_; }
-  // The id's JSON text as sent when it is a number, for member `index` (0 for a singleton).
-  std::string_view raw_id(std::size_t index) const {
-    return index < raw_ids_.size() ? raw_ids_[index] : std::string_view{};
-  }
 
   // Drops the parsed message; memory is kept for the next one (up to a bound).
   void release() {
@@ -158,7 +154,7 @@ class MessageParser {
   std::optional<Pool> stack_pool_;
   std::optional<Document> doc_;
   rapidjson::GenericReader<rapidjson::UTF8<>, rapidjson::UTF8<>> reader_;
-  std::vector<std::string_view> raw_ids_;
+  std::vector<std::string_view> raw_ids_;  // the builder records ids in it; nobody here reads them
   std::vector<ParsedRequest> requests_;
   std::vector<std::string_view> names_;  // the current request's member names, for duplicates
   bool batch_ = false;
