@@ -19,16 +19,13 @@ namespace rpc::detail {
 inline bool underflows(const char* text, const char* end) {
   constexpr long long cap = 1LL << 40;  // exponents beyond this are all the same here
   const char* p = text[0] == '-' ? text + 1 : text;
-  long long power = 0;
-  bool significant = false;
   long long integer_digits = 0;
+  long long first_significant = -1;  // among the integer digits
   for (; p != end && *p >= '0' && *p <= '9'; ++p, ++integer_digits) {
-    if (!significant && *p != '0') {
-      significant = true;
-      power = -integer_digits;  // corrected by the count of integer digits below
-    }
+    if (first_significant < 0 && *p != '0') first_significant = integer_digits;
   }
-  if (significant) power += integer_digits - 1;
+  bool significant = first_significant >= 0;
+  long long power = significant ? integer_digits - 1 - first_significant : 0;
   if (p != end && *p == '.') {
     long long place = 0;
     for (++p; p != end && *p >= '0' && *p <= '9'; ++p) {
