@@ -143,6 +143,25 @@ std::uint64_t read_uint(const rpc::Value& v) {
 const Texts texts{"The cat sat on the mat.", "dogs bark", "Ünïcödé"};
 constexpr std::string_view texts_json = R"(["The cat sat on the mat.","dogs bark","Ünïcödé"])";
 
+// Calls for answer_together over the given params values, each writing into its own buffer.
+// Holds pointers into itself, so it is built in place and never moved.
+struct CallSet {
+  std::vector<rpc::Params> params;
+  std::vector<rpc::Buffer> results;
+  std::vector<std::unique_ptr<rpc::ResultWriter>> writers;
+  std::vector<embed::EmbedCall> calls;
+
+  explicit CallSet(const std::vector<const rpc::Value*>& values) : results(values.size()) {
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      params.emplace_back(values[i]);
+      writers.push_back(std::make_unique<rpc::ResultWriter>(results[i]));
+    }
+    for (std::size_t i = 0; i < values.size(); ++i) calls.push_back({&params[i], writers[i].get()});
+  }
+  CallSet(const CallSet&) = delete;
+  CallSet& operator=(const CallSet&) = delete;
+};
+
 }  // namespace
 
 TEST_SUITE("embed.methods") {
@@ -487,16 +506,11 @@ TEST_SUITE("embed.methods") {
       rapidjson::Document doc;
       doc.Parse(batch.c_str(), batch.size());
       REQUIRE_FALSE(doc.HasParseError());
-      std::vector<rpc::Params> call_params;
-      std::vector<rpc::Buffer> results(params.size());
-      std::vector<std::unique_ptr<rpc::ResultWriter>> writers;
-      std::vector<embed::EmbedCall> calls;
-      for (std::size_t i = 0; i < params.size(); ++i) {
-        call_params.emplace_back(&doc[static_cast<rapidjson::SizeType>(i)]["params"]);
-        writers.push_back(std::make_unique<rpc::ResultWriter>(results[i]));
-      }
-      for (std::size_t i = 0; i < params.size(); ++i)
-        calls.push_back({&call_params[i], writers[i].get()});
+      std::vector<const rpc::Value*> values;
+      for (rapidjson::SizeType i = 0; i < doc.Size(); ++i) values.push_back(&doc[i]["params"]);
+      CallSet set(values);
+      std::vector<embed::EmbedCall>& calls = set.calls;
+      const std::vector<rpc::Buffer>& results = set.results;
       CountingBackend counting(test::model());
       embed::answer_together(counting, {}, kind, calls);
       CHECK(counting.calls == 1);
@@ -541,16 +555,11 @@ TEST_SUITE("embed.methods") {
     all += "]";
     doc.Parse(all.c_str(), all.size());
     REQUIRE_FALSE(doc.HasParseError());
-    std::vector<rpc::Params> call_params;
-    std::vector<rpc::Buffer> results(params.size());
-    std::vector<std::unique_ptr<rpc::ResultWriter>> writers;
-    std::vector<embed::EmbedCall> calls;
-    for (std::size_t i = 0; i < params.size(); ++i) {
-      call_params.emplace_back(&doc[static_cast<rapidjson::SizeType>(i)]);
-      writers.push_back(std::make_unique<rpc::ResultWriter>(results[i]));
-    }
-    for (std::size_t i = 0; i < params.size(); ++i)
-      calls.push_back({&call_params[i], writers[i].get()});
+    std::vector<const rpc::Value*> values;
+    for (rapidjson::SizeType i = 0; i < doc.Size(); ++i) values.push_back(&doc[i]);
+    CallSet set(values);
+    std::vector<embed::EmbedCall>& calls = set.calls;
+    const std::vector<rpc::Buffer>& results = set.results;
     CountingBackend counting(test::model());
     embed::answer_together(counting, small, embed::Kind::dense, calls);
     CHECK(counting.calls == 4);  // [one two, three, four] [five, six, seven] [the long one] [eight,
