@@ -8,20 +8,8 @@
 
 cmake_minimum_required(VERSION 3.21...3.25)
 
-foreach(_var IN ITEMS SOURCE BINARY PREFIX CACHE_VARS GENERATOR LIBDIR)
-  if(NOT DEFINED ${_var} OR "${${_var}}" STREQUAL "")
-    message(FATAL_ERROR "conan-like-build: -D${_var}=... is required")
-  endif()
-endforeach()
-
-function(_run what)
-  string(REPLACE ";" " " _shown "${ARGN}")
-  message(STATUS "conan-like-build: ${what}: ${_shown}")
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc)
-  if(NOT rc STREQUAL "0")
-    message(FATAL_ERROR "conan-like-build: ${what} failed (exit status ${rc})")
-  endif()
-endfunction()
+include("${CMAKE_CURRENT_LIST_DIR}/script-steps.cmake")
+require_arguments(conan-like-build SOURCE BINARY PREFIX CACHE_VARS GENERATOR LIBDIR)
 
 file(STRINGS "${CACHE_VARS}" _recipe_options REGEX "^-D")
 file(REMOVE_RECURSE "${BINARY}" "${PREFIX}")
@@ -39,9 +27,9 @@ if(CONFIG)
   set(_config_args --config "${CONFIG}")
 endif()
 
-_run(configure ${_configure})
-_run(build "${CMAKE_COMMAND}" --build "${BINARY}" ${_config_args} --parallel 2)
-_run(install "${CMAKE_COMMAND}" --install "${BINARY}" --prefix "${PREFIX}" ${_config_args})
+run_step(conan-like-build configure ${_configure})
+run_step(conan-like-build build "${CMAKE_COMMAND}" --build "${BINARY}" ${_config_args} --parallel 2)
+run_step(conan-like-build install "${CMAKE_COMMAND}" --install "${BINARY}" --prefix "${PREFIX}" ${_config_args})
 
 file(GLOB _shared "${PREFIX}/${LIBDIR}/*batchrpc_compiled*.so*"
                   "${PREFIX}/${LIBDIR}/*batchrpc_compiled*.dylib" "${PREFIX}/bin/*batchrpc_compiled*.dll")

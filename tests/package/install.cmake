@@ -10,11 +10,8 @@
 
 cmake_minimum_required(VERSION 3.21...3.25)
 
-foreach(_var IN ITEMS BUILD PREFIX VERSION INCLUDEDIR LIBDIR BINDIR DOCDIR CMAKEDIR)
-  if(NOT DEFINED ${_var} OR "${${_var}}" STREQUAL "")
-    message(FATAL_ERROR "install.cmake: -D${_var}=... is required")
-  endif()
-endforeach()
+include("${CMAKE_CURRENT_LIST_DIR}/script-steps.cmake")
+require_arguments(install.cmake BUILD PREFIX VERSION INCLUDEDIR LIBDIR BINDIR DOCDIR CMAKEDIR)
 
 file(REMOVE_RECURSE "${PREFIX}")
 set(_install "${CMAKE_COMMAND}" --install "${BUILD}" --prefix "${PREFIX}")

@@ -11,11 +11,8 @@
 
 cmake_minimum_required(VERSION 3.21...3.25)
 
-foreach(_var IN ITEMS PKG_CONFIG PC_DIR MODULE VERSION CXX SOURCE OUTPUT)
-  if(NOT DEFINED ${_var} OR "${${_var}}" STREQUAL "")
-    message(FATAL_ERROR "pkg-config-consumer: -D${_var}=... is required")
-  endif()
-endforeach()
+include("${CMAKE_CURRENT_LIST_DIR}/script-steps.cmake")
+require_arguments(pkg-config-consumer PKG_CONFIG PC_DIR MODULE VERSION CXX SOURCE OUTPUT)
 
 # Our prefix first; the system's directories stay searchable for RapidJSON.pc.
 if(DEFINED ENV{PKG_CONFIG_PATH} AND NOT "$ENV{PKG_CONFIG_PATH}" STREQUAL "")
