@@ -20,6 +20,7 @@
 #include "../limits.hpp"
 #include "message_builder.hpp"
 #include "request_reader.hpp"
+#include "unescaped_insitu_stream.hpp"
 #include "utf8.hpp"
 
 namespace rpc::detail {
@@ -83,9 +84,15 @@ class MessageParser {
       return {ParseStatus::syntax_error, bad, "Invalid UTF-8."};
     }
     if (!doc_) make_pools(kInitialPoolBytes);
+    // Without a backslash nothing needs unescaping, and strings are read where they lie.
     const bool escapes = std::memchr(text, '\\', size) != nullptr;
-    rapidjson::InsituStringStream stream(text);
     Builder builder(*doc_, out..., limits, escapes);
+    if (escapes) return read(rapidjson::InsituStringStream(text), text, size, limits, builder);
+    return read(UnescapedInsituStream(text), text, size, limits, builder);
+  }
+
+  template <class Stream, class Builder>
+  ParseOutcome read(Stream stream, const char* text, std::size_t size, const Limits& limits, Builder& builder) {
     rapidjson::ParseResult result;
     // The builder stops the parse at max_depth, so a recursive parse never goes deeper than
     // that on the machine stack; past a depth a small thread stack could not take, parsing
@@ -104,19 +111,24 @@ class MessageParser {
     };
     doc_->Populate(generate);
 
+    // The stream's positions as offsets into the text.
+    const auto offset = [text](std::size_t tell) -> std::size_t {
+      if constexpr (std::is_same_v<Stream, UnescapedInsituStream>) return Stream::offset(tell, text);
+      return tell;
+    };
     if (builder.status() == ParseStatus::too_deep) return {ParseStatus::too_deep};
     if (builder.escape_rejected()) {
-      return {ParseStatus::syntax_error, result.Offset(), "Invalid UTF-8 from an escape (a lone surrogate)."};
+      return {ParseStatus::syntax_error, offset(result.Offset()), "Invalid UTF-8 from an escape (a lone surrogate)."};
     }
     if (builder.number_rejected()) {
-      return {ParseStatus::syntax_error, result.Offset(), "Number too big to be stored in double."};
+      return {ParseStatus::syntax_error, offset(result.Offset()), "Number too big to be stored in double."};
     }
     if (result.IsError()) {
-      return {ParseStatus::syntax_error, result.Offset(), rapidjson::GetParseError_En(result.Code())};
+      return {ParseStatus::syntax_error, offset(result.Offset()), rapidjson::GetParseError_En(result.Code())};
     }
     // The stream reads a NUL byte as the end; a NUL inside the message is not JSON.
-    if (stream.Tell() != size) {
-      return {ParseStatus::syntax_error, stream.Tell(), "Unexpected NUL byte."};
+    if (const std::size_t end = offset(stream.Tell()); end != size) {
+      return {ParseStatus::syntax_error, end, "Unexpected NUL byte."};
     }
     if (builder.status() == ParseStatus::batch_too_large) return {ParseStatus::batch_too_large};
     return {};
