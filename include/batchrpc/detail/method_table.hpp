@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
@@ -50,7 +51,10 @@ class MethodTable {
     for (std::size_t i = h & mask;; i = (i + 1) & mask) {
       const Slot& s = index_[i];
       if (s.entry == nullptr) return nullptr;
-      if (s.hash == h && s.entry->first == name) return &s.entry->second;
+      if (s.hash == h && s.name.size() == name.size() &&
+          std::memcmp(s.name.data(), name.data(), name.size()) == 0) {
+        return &s.entry->second;
+      }
     }
   }
 
@@ -62,6 +66,7 @@ class MethodTable {
   using Map = std::map<std::string, Method, std::less<>>;
   struct Slot {
     std::uint64_t hash = 0;
+    std::string_view name;  // the map key's text: map nodes, and so their keys, never move
     const Map::value_type* entry = nullptr;
   };
 
@@ -77,7 +82,7 @@ class MethodTable {
     const std::size_t mask = index_.size() - 1;
     std::size_t i = h & mask;
     while (index_[i].entry != nullptr) i = (i + 1) & mask;
-    index_[i] = {h, &entry};
+    index_[i] = {h, entry.first, &entry};
   }
 
   Map methods_;
