@@ -27,6 +27,7 @@
 
 #include "context.hpp"
 #include "detail/callable_traits.hpp"
+#include "detail/same_text.hpp"
 #include "json_traits.hpp"
 #include "names.hpp"
 #include "params.hpp"
@@ -210,7 +211,7 @@ class TypedHandler final : public Handler {
     for (const auto& member : object.GetObject()) {
       const std::string_view name(member.name.GetString(), member.name.GetStringLength());
       std::size_t slot = 0;
-      while (slot < N && std::string_view(names_[slot]) != name) ++slot;  // sizes first
+      while (slot < N && !same_text(names_[slot], name)) ++slot;
       if (slot == N) {
         error.name = std::string(name);
         error.reason = "unknown parameter";

@@ -6,7 +6,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
@@ -16,6 +15,7 @@
 #include "../batch_call.hpp"
 #include "../handler.hpp"
 #include "../method_options.hpp"
+#include "same_text.hpp"
 
 namespace rpc::detail {
 
@@ -51,10 +51,7 @@ class MethodTable {
     for (std::size_t i = h & mask;; i = (i + 1) & mask) {
       const Slot& s = index_[i];
       if (s.entry == nullptr) return nullptr;
-      if (s.hash == h && s.name.size() == name.size() &&
-          std::memcmp(s.name.data(), name.data(), name.size()) == 0) {
-        return &s.entry->second;
-      }
+      if (s.hash == h && same_text(s.name, name)) return &s.entry->second;
     }
   }
 
