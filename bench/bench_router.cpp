@@ -89,6 +89,29 @@ void BM_TunedFloorPing(benchmark::State& state) {
   measure(state, state.range(0), [&] { benchmark::DoNotOptimize(floor.handle(message)); });
 }
 
+// The same batch, its first member's id holding an escape.
+std::string escaped_ping_batch(std::size_t n) {
+  return batch(n, [](std::size_t i) { return i == 0 ? bench::ping_with_escape(i) : ping(i); });
+}
+
+void BM_PingEscaped(benchmark::State& state) {
+  const std::string message = escaped_ping_batch(static_cast<std::size_t>(state.range(0)));
+  rpc::Buffer out;
+  measure(state, state.range(0), [&] { benchmark::DoNotOptimize(router().handle(message, out)); });
+}
+
+void BM_FloorPingEscaped(benchmark::State& state) {
+  const std::string message = escaped_ping_batch(static_cast<std::size_t>(state.range(0)));
+  bench::DomFloor floor;
+  measure(state, state.range(0), [&] { benchmark::DoNotOptimize(floor.handle(message)); });
+}
+
+void BM_TunedFloorPingEscaped(benchmark::State& state) {
+  const std::string message = escaped_ping_batch(static_cast<std::size_t>(state.range(0)));
+  bench::TunedDomFloor floor;
+  measure(state, state.range(0), [&] { benchmark::DoNotOptimize(floor.handle(message)); });
+}
+
 // The in-situ entry point: the transport's read buffer is parsed in place.
 void BM_PingInsitu(benchmark::State& state) {
   const std::string message = batch(static_cast<std::size_t>(state.range(0)), ping);
@@ -176,6 +199,9 @@ void BM_SessionPing(benchmark::State& state) {
 BENCHMARK(BM_Ping)->Arg(1)->Arg(10)->Arg(100)->Arg(1000)->Arg(10000);
 BENCHMARK(BM_FloorPing)->Arg(1)->Arg(10)->Arg(100)->Arg(1000)->Arg(10000);
 BENCHMARK(BM_TunedFloorPing)->Arg(1)->Arg(10)->Arg(100)->Arg(1000)->Arg(10000);
+BENCHMARK(BM_PingEscaped)->Arg(100);
+BENCHMARK(BM_FloorPingEscaped)->Arg(100);
+BENCHMARK(BM_TunedFloorPingEscaped)->Arg(100);
 BENCHMARK(BM_PingInsitu)->Arg(1)->Arg(100);
 BENCHMARK(BM_PingPlain)->Arg(1)->Arg(100);
 BENCHMARK(BM_SubtractPositional)->Arg(1)->Arg(100);

@@ -12,6 +12,13 @@ inline std::string ping(std::size_t i) {
          std::to_string(i) + "}";
 }
 
+// A ping whose id is a string with an escape ("req\/7" is "req/7"): one backslash anywhere
+// sends the whole message through the parser's copying (unescaping) path.
+inline std::string ping_with_escape(std::size_t i) {
+  return R"({"jsonrpc":"2.0","method":"ping","params":{"nonce":)" + std::to_string(i) + R"(},"id":"req\/)" +
+         std::to_string(i) + "\"}";
+}
+
 inline std::string subtract(std::size_t i, bool named) {
   std::string s = R"({"jsonrpc":"2.0","method":"subtract","params":)";
   s += named ? R"({"subtrahend":23,"minuend":)" : "[";

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// The message parser reads a message without a backslash through UnescapedInsituStream (no
-// byte is copied) and one with a backslash through RapidJSON's InsituStringStream: both must
-// give the same requests, the same NUL-terminated strings and the same error offsets.
+// The message parser reads a message without a backslash through InsituStream<false> (no byte
+// is copied) and one with a backslash through InsituStream<true> (strings decoded in place):
+// both must give the same requests, the same NUL-terminated strings and the same error
+// offsets.
 #include <batchrpc/detail/message_parser.hpp>
 
 #include <cstring>

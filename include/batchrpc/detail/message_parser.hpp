@@ -20,7 +20,7 @@
 #include "../limits.hpp"
 #include "message_builder.hpp"
 #include "request_reader.hpp"
-#include "unescaped_insitu_stream.hpp"
+#include "insitu_stream.hpp"
 #include "utf8.hpp"
 
 namespace rpc::detail {
@@ -87,8 +87,8 @@ class MessageParser {
     // Without a backslash nothing needs unescaping, and strings are read where they lie.
     const bool escapes = std::memchr(text, '\\', size) != nullptr;
     Builder builder(*doc_, out..., limits, escapes);
-    if (escapes) return read(rapidjson::InsituStringStream(text), text, size, limits, builder);
-    return read(UnescapedInsituStream(text), text, size, limits, builder);
+    if (escapes) return read(InsituStream<true>(text), text, size, limits, builder);
+    return read(InsituStream<false>(text), text, size, limits, builder);
   }
 
   template <class Stream, class Builder>
@@ -112,10 +112,7 @@ class MessageParser {
     doc_->Populate(generate);
 
     // The stream's positions as offsets into the text.
-    const auto offset = [text](std::size_t tell) -> std::size_t {
-      if constexpr (std::is_same_v<Stream, UnescapedInsituStream>) return Stream::offset(tell, text);
-      return tell;
-    };
+    const auto offset = [text](std::size_t tell) { return Stream::offset(tell, text); };
     if (builder.status() == ParseStatus::too_deep) return {ParseStatus::too_deep};
     if (builder.escape_rejected()) {
       return {ParseStatus::syntax_error, offset(result.Offset()), "Invalid UTF-8 from an escape (a lone surrogate)."};
