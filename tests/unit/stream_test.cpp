@@ -142,6 +142,15 @@ TEST_SUITE("stream") {
               framed(three)});
   }
 
+  TEST_CASE("content-length: the largest length there is announces a body that never ends") {
+    // 2^64 - 1: once mistaken for "reading headers", which read the body as headers.
+    Harness h;
+    CHECK(h.run("Content-Length: 18446744073709551615\r\n\r\n" + framed(add_1) + "garbage\r\n\r\n",
+                {.framing = rpc::Framing::content_length, .max_message_bytes = 100}) ==
+          std::vector<std::string>{framed(
+              R"({"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Message too large","data":{"max":100}}})")});
+  }
+
   TEST_CASE("content-length: a frame that cannot be read ends the connection with -32700") {
     Harness h;
     const auto bad = [](std::string_view why) {

@@ -120,7 +120,7 @@ class StreamConnection {
   bool feed_frames(const char* data, std::size_t size) {
     const char* end = data + size;
     while (data != end) {
-      if (body_left_ == kReadingHeaders) {
+      if (!in_body_) {
         const char* newline = std::find(data, end, '\n');
         pending_.append(data, newline);
         if (pending_.size() > kMaxHeaderBytes) return bad_frame("header too long");
@@ -137,7 +137,7 @@ class StreamConnection {
         if (!discarding_) deliver(body_);
         body_.clear();
         discarding_ = false;
-        body_left_ = kReadingHeaders;
+        in_body_ = false;
       }
     }
     return true;
@@ -170,12 +170,13 @@ class StreamConnection {
     pending_.clear();
     if (!content_length_) return bad_frame("missing Content-Length");
     body_left_ = *content_length_;
+    in_body_ = true;
     content_length_.reset();
     discarding_ = body_left_ > options_.max_message_bytes;
     if (discarding_) too_large();
     if (body_left_ == 0) {  // an empty body is not JSON: answered as a parse error
       deliver("");
-      body_left_ = kReadingHeaders;
+      in_body_ = false;
       discarding_ = false;
     }
     return true;
@@ -187,7 +188,6 @@ class StreamConnection {
     return false;
   }
 
-  static constexpr std::size_t kReadingHeaders = static_cast<std::size_t>(-1);
   static constexpr std::size_t kMaxHeaderBytes = 8192;
 
   Session& session_;
@@ -196,7 +196,9 @@ class StreamConnection {
   std::string pending_;  // a partial line, or a header line being read
   std::string body_;     // a Content-Length body being read
   std::optional<std::size_t> content_length_;
-  std::size_t body_left_ = kReadingHeaders;
+  // Every length is a valid Content-Length (even SIZE_MAX), so the state is its own flag.
+  bool in_body_ = false;
+  std::size_t body_left_ = 0;
   bool discarding_ = false;  // skipping an over-long message
 
   mutable std::mutex write_mutex_;
