@@ -90,12 +90,14 @@ TEST_SUITE("message parser") {
       std::string_view reason;
     };
     const Case cases[] = {
-        {R"({"jsonrpc":"2.0" "method":"ping"})", 17, "Missing a comma or '}' after an object member."},
+        {R"({"jsonrpc":"2.0" "method":"ping"})", 17,
+         "Missing a comma or '}' after an object member."},
         {R"([{"method":"ping"},{"method":"pi)", 32, "Missing a closing quotation mark in string."},
         {R"({"id":12x})", 8, "Missing a comma or '}' after an object member."},
         {R"({"a":[1,2,]})", 10, "Invalid value."},
         {std::string(R"({"method":"ping"} )") + '\0' + "x", 18, "Unexpected NUL byte."},
-        {std::string(R"({"method":"pi)") + '\0' + R"(ng"})", 13, "Missing a closing quotation mark in string."},
+        {std::string(R"({"method":"pi)") + '\0' + R"(ng"})", 13,
+         "Missing a closing quotation mark in string."},
     };
     for (const Case& c : cases) {
       // A backslash inside a leading string moves the error: an ignored leading member of

@@ -21,7 +21,7 @@ namespace rpc::detail {
 // - Without escapes in the message (kDecodesEscapes false) no string needs decoding, so its
 //   text is exactly the bytes between its quotes: strings are handed over where they lie,
 //   and only the closing quote is overwritten, with the terminating NUL. With escapes, every
-//   string is decoded onto itself as InsituStringStream does. (A message without a backslash
+//   string is decoded onto itself as InsituStringStream does. (A message with a backslash
 //   must not use the former: an escape's decoded bytes would be dropped.)
 template <bool kDecodesEscapes>
 class InsituStream {

@@ -18,9 +18,9 @@
 
 #include "../json.hpp"
 #include "../limits.hpp"
+#include "insitu_stream.hpp"
 #include "message_builder.hpp"
 #include "request_reader.hpp"
-#include "insitu_stream.hpp"
 #include "utf8.hpp"
 
 namespace rpc::detail {
@@ -92,7 +92,8 @@ class MessageParser {
   }
 
   template <class Stream, class Builder>
-  ParseOutcome read(Stream stream, const char* text, std::size_t size, const Limits& limits, Builder& builder) {
+  ParseOutcome read(Stream stream, const char* text, std::size_t size, const Limits& limits,
+                    Builder& builder) {
     rapidjson::ParseResult result;
     // The builder stops the parse at max_depth, so a recursive parse never goes deeper than
     // that on the machine stack; past a depth a small thread stack could not take, parsing
