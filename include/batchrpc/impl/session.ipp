@@ -284,7 +284,7 @@ class Job {
         core_.executor->execute([this, i] {
           {
             WorkspaceLease own;
-            run(i, *own);
+            run_task(i, *own);
           }
           unref();
         });
@@ -388,7 +388,9 @@ class Job {
     m.group = Member::none;
     m.text.clear();
     m.stop = std::stop_source(std::nostopstate);
-    m.phase.store(Member::queued);
+    // Relaxed: other threads reach the member only through the in-flight table's mutex or the
+    // executor's queue, which order this store before them.
+    m.phase.store(Member::queued, std::memory_order_relaxed);
     if (parsed.invalid != nullptr) {
       write_error(m.text, ws.writer, null_id, ErrorCode::invalid_request, ReasonData{parsed.invalid});
       return false;
@@ -415,10 +417,24 @@ class Job {
     return true;
   }
 
+  // Runs member `i` on the dispatching thread, whose own hold keeps the job until dispatch
+  // returns.
   void run(std::size_t i, Workspace& ws) {
-    Member& m = *members_[i];
-    if (!m.claim(Member::running)) return;  // cancelled while queued, and answered already
+    if (!members_[i]->claim(Member::running)) return;  // cancelled while queued, and answered
+    call(i, ws);
+  }
+
+  // Runs member `i` on an executor thread.
+  void run_task(std::size_t i, Workspace& ws) {
+    if (!members_[i]->claim(Member::running)) return;  // cancelled while queued, and answered
     hold();  // a Responder answering inside the call must not finish the job under our feet
+    call(i, ws);
+    release();
+  }
+
+  // Member `i`, claimed, is answered -32800 if cancelled meanwhile, else its handler is called.
+  void call(std::size_t i, Workspace& ws) {
+    Member& m = *members_[i];
     if (m.stop.stop_requested()) {  // cancelled just as it started: answered without running
       if (!m.request.id.is_notification()) {
         write_error(m.text, ws.writer, m.request.id, ErrorCode::request_cancelled);
@@ -426,7 +442,7 @@ class Job {
       member_done(i);
     } else {
       m.reset(m.stop.get_token());
-      m.arrivals.store(0);
+      m.arrivals.store(0, std::memory_order_relaxed);  // the Responder is handed on after this
       Context ctx(m.request.method, m.request.id, m.stop.get_token(),
                   {&core_.router, &core_.owner, &m});
       if (call_method(options(), *m.method, m.request, ctx, ws.writer, m.text)) {
@@ -435,7 +451,6 @@ class Job {
         answered(i, ws);
       }
     }
-    release();
   }
 
   // Member `i` was cancelled while queued: it never runs, and is answered now.
