@@ -12,12 +12,12 @@
 
 namespace rpc::detail {
 
-// Numbers arrive as text (kParseNumbersAsStringsFlag); the text of each top-level object's (or
-// each batch member's) numeric "id" is kept in `raw_ids`, one slot per member, so ids can be
-// echoed byte for byte. Past the batch cap nothing more is built.
+// Numbers arrive as text (kParseNumbersAsStringsFlag); when `raw_ids` is given, the text of
+// each top-level object's (or each batch member's) numeric "id" is kept in it, one slot per
+// member, so ids can be echoed byte for byte. Past the batch cap nothing more is built.
 class MessageBuilder : public SaxChecks {
  public:
-  MessageBuilder(Document& doc, std::vector<std::string_view>& raw_ids, const Limits& limits,
+  MessageBuilder(Document& doc, std::vector<std::string_view>* raw_ids, const Limits& limits,
                  bool escapes = true)
       : SaxChecks(limits, escapes), doc_(doc), raw_ids_(raw_ids) {}
 
@@ -33,7 +33,7 @@ class MessageBuilder : public SaxChecks {
     const bool is_id = pending_id_;
     note_value();
     if (!checking()) return true;
-    if (is_id) raw_ids_.back() = std::string_view(text, length);
+    if (is_id && raw_ids_ != nullptr) raw_ids_->back() = std::string_view(text, length);
     return put(doc_, text, length);
   }
   bool String(const char* text, rapidjson::SizeType length, bool copy) {
@@ -73,15 +73,12 @@ class MessageBuilder : public SaxChecks {
   // Before every value: counts batch members and gives each one a slot for its raw id.
   void note_value() {
     pending_id_ = false;
-    if (depth_ == 0) {
-      raw_ids_.emplace_back();
-    } else if (depth_ == 1 && root_is_array_ && checking() && admit_member()) {
-      raw_ids_.emplace_back();
-    }
+    const bool member = depth_ == 0 || (depth_ == 1 && root_is_array_ && checking() && admit_member());
+    if (member && raw_ids_ != nullptr) raw_ids_->emplace_back();
   }
 
   Document& doc_;
-  std::vector<std::string_view>& raw_ids_;
+  std::vector<std::string_view>* raw_ids_;  // nullptr: ids are not kept
   bool root_is_array_ = false;
   bool pending_id_ = false;
 };

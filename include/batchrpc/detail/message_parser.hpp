@@ -49,8 +49,7 @@ class MessageParser {
   // Parses `text` (size bytes, text[size] == '\0') in place into a document. On ok, root() is
   // valid until release().
   ParseOutcome parse(char* text, std::size_t size, const Limits& limits) {
-    raw_ids_.clear();
-    return run<MessageBuilder>(text, size, limits, raw_ids_);
+    return run<MessageBuilder>(text, size, limits, nullptr);
   }
 
   // After parse_requests: whether the message is a batch, and its members.
@@ -70,14 +69,13 @@ class MessageParser {
       value_pool_->Clear();
       stack_pool_->Clear();
     }
-    if (raw_ids_.capacity() > kMaxRetainedIds) std::vector<std::string_view>().swap(raw_ids_);
     if (requests_.capacity() > kMaxRetainedIds) std::vector<ParsedRequest>().swap(requests_);
     if (names_.capacity() > kMaxRetainedIds) std::vector<std::string_view>().swap(names_);
   }
 
  private:
   template <class Builder, class... Out>
-  ParseOutcome run(char* text, std::size_t size, const Limits& limits, Out&... out) {
+  ParseOutcome run(char* text, std::size_t size, const Limits& limits, Out&&... out) {
     // UTF-8 is checked over the whole message first (ASCII eight bytes at a time), which is
     // much faster than RapidJSON's per-character check inside strings.
     if (const std::size_t bad = first_invalid_utf8(std::string_view(text, size)); bad != size) {
@@ -164,7 +162,6 @@ class MessageParser {
   std::optional<Pool> stack_pool_;
   std::optional<Document> doc_;
   rapidjson::GenericReader<rapidjson::UTF8<>, rapidjson::UTF8<>> reader_;
-  std::vector<std::string_view> raw_ids_;  // the builder records ids in it; nobody here reads them
   std::vector<ParsedRequest> requests_;
   std::vector<std::string_view> names_;  // the current request's member names, for duplicates
   bool batch_ = false;

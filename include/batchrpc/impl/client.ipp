@@ -210,7 +210,7 @@ BATCHRPC_DECL Replies correlate(const BatchBuilder& batch, std::optional<std::st
     Limits bounds = limits;
     bounds.max_batch = Limits::unlimited;  // a long reply is matched, not refused
     rapidjson::InsituStringStream stream(doc->text.data());
-    detail::MessageBuilder builder(doc->doc, doc->raw_ids, bounds);
+    detail::MessageBuilder builder(doc->doc, &doc->raw_ids, bounds);
     rapidjson::GenericReader<rapidjson::UTF8<>, rapidjson::UTF8<>> reader;
     rapidjson::ParseResult result;
     auto generate = [&](detail::Document&) {
