@@ -4,9 +4,9 @@
 #pragma once
 
 #include <cstddef>
-#include <cstring>
 #include <string_view>
 
+#include "detail/same_text.hpp"
 #include "json.hpp"
 
 namespace rpc {
@@ -45,10 +45,7 @@ class Params {
   [[nodiscard]] const Value* find(std::string_view name) const noexcept {
     if (!is_object()) return nullptr;
     for (const auto& m : value_->GetObject()) {
-      if (m.name.GetStringLength() == name.size() &&
-          std::memcmp(m.name.GetString(), name.data(), name.size()) == 0) {
-        return &m.value;
-      }
+      if (detail::same_text({m.name.GetString(), m.name.GetStringLength()}, name)) return &m.value;
     }
     return nullptr;
   }
