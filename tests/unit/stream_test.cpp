@@ -142,6 +142,18 @@ TEST_SUITE("stream") {
               framed(three)});
   }
 
+  TEST_CASE("content-length: an empty body is a parse error, and the next frame is served") {
+    Harness h;
+    for (std::size_t chunk : {1, 4096}) {
+      CAPTURE(chunk);
+      h.writes.clear();
+      CHECK(h.run("Content-Length: 0\r\n\r\n" + framed(add_1), {.framing = rpc::Framing::content_length}, chunk) ==
+            std::vector<std::string>{
+                framed(R"({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error","data":{"offset":0,"reason":"The document is empty."}}})"),
+                framed(three)});
+    }
+  }
+
   TEST_CASE("content-length: the largest length there is announces a body that never ends") {
     // 2^64 - 1: once mistaken for "reading headers", which read the body as headers.
     Harness h;

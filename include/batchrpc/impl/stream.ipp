@@ -133,14 +133,17 @@ class StreamConnection {
       if (!discarding_) body_.append(data, take);
       data += take;
       body_left_ -= take;
-      if (body_left_ == 0) {
-        if (!discarding_) deliver(body_);
-        body_.clear();
-        discarding_ = false;
-        in_body_ = false;
-      }
+      if (body_left_ == 0) end_body();
     }
     return true;
+  }
+
+  // The body is complete: delivered unless it was too large, then back to reading headers.
+  void end_body() {
+    if (!discarding_) deliver(body_);
+    body_.clear();
+    discarding_ = false;
+    in_body_ = false;
   }
 
   // One header line is in pending_ (without its '\n').
@@ -174,11 +177,7 @@ class StreamConnection {
     content_length_.reset();
     discarding_ = body_left_ > options_.max_message_bytes;
     if (discarding_) too_large();
-    if (body_left_ == 0) {  // an empty body is not JSON: answered as a parse error
-      deliver("");
-      in_body_ = false;
-      discarding_ = false;
-    }
+    if (body_left_ == 0) end_body();  // an empty body is not JSON: answered as a parse error
     return true;
   }
 
