@@ -86,7 +86,7 @@ def main(path):
     for stat, label in (("_min", "best of 5 repetitions"), ("_median", "median of 5 repetitions")):
         one, two = runs.get(f"BM_ParallelBatch/1/repeats:5/real_time{stat}"), runs.get(f"BM_ParallelBatch/2/repeats:5/real_time{stat}")
         if one and two:
-            print(f"\nParallel batch (64 x ~50 us{', ' + label if label else ''}): 1 thread {one['real_time'] / 1e3:.0f} us, "
+            print(f"\nParallel batch (64 x ~50 us, {label}): 1 thread {one['real_time'] / 1e3:.0f} us, "
                   f"2 threads {two['real_time'] / 1e3:.0f} us; speed-up {one['real_time'] / two['real_time']:.2f}x "
                   "(target >= 1.7x)")
 
