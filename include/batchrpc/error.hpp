@@ -22,6 +22,7 @@ enum class ErrorCode : int {
   message_too_large = -32001,   ///< The message exceeds `Limits::max_message_bytes`.
   nesting_too_deep = -32002,    ///< The message nests deeper than `Limits::max_depth`.
   response_too_large = -32003,  ///< The reply would exceed `Limits::max_response_bytes`.
+  overloaded = -32004,          ///< No room to run the request now (executor, memory); retry later.
   request_cancelled = -32800,   ///< The request was cancelled before or while it ran.
 };
 
@@ -36,6 +37,7 @@ enum class ErrorCode : int {
     case ErrorCode::message_too_large: return "Message too large";
     case ErrorCode::nesting_too_deep: return "Nesting too deep";
     case ErrorCode::response_too_large: return "Response too large";
+    case ErrorCode::overloaded: return "Server overloaded";
     case ErrorCode::request_cancelled: return "Request cancelled";
   }
   return "Server error";

@@ -3,10 +3,12 @@
 /// `rpc::Executor`, where sessions run handlers, and `rpc::ThreadPool`, the one batchrpc ships.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <stop_token>
 #include <thread>
@@ -14,22 +16,60 @@
 
 namespace rpc {
 
+namespace detail {
+struct ExecutorAccess;
+}
+
 /**
  * Runs tasks on other threads. Give one to a `Session` and the members of a batch (and
  * concurrent messages) run in parallel; without one, everything runs inline on the thread
  * that handles the message. Implement it to use your server's own pool.
+ *
+ * What `execute` may do with a task, and what a session makes of it:
+ * - run it once, on any thread, soon (or inline, inside `execute`): the normal case;
+ * - throw (a bounded queue that is full): the task is not run, and the requests it carried are
+ *   answered `-32004 Server overloaded` (`data.reason` "the executor refused the task"); the
+ *   exception goes to `RouterOptions::on_exception`;
+ * - destroy it without running it (a pool shut down with tasks queued): those requests are
+ *   answered `-32004` ("the executor dropped the task") when the last copy goes.
+ * A copy of a task that runs after another copy ran does nothing.
+ *
+ * Lifetime: an executor must outlive the sessions that use it. Where that is broken in the
+ * simplest way (the executor destroyed, then a message handed to its session), the session
+ * notices and answers `-32004` ("the executor is gone") instead of using it; destroying an
+ * executor while a session hands it a task is still undefined behaviour.
  */
 class Executor {
  public:
-  virtual ~Executor() = default;
-  /// Runs `task` once, soon, on some thread. Must accept tasks from any thread.
+  Executor() = default;
+  // A copy is another executor, with a lifetime of its own.
+  Executor(const Executor&) : alive_(std::make_shared<std::atomic<bool>>(true)) {}
+  Executor& operator=(const Executor&) { return *this; }
+  virtual ~Executor() { alive_->store(false, std::memory_order_release); }
+
+  /// Runs `task` once, soon, on some thread. Must accept tasks from any thread. Called by
+  /// sessions with no library lock held.
   virtual void execute(std::function<void()> task) = 0;
+
+ private:
+  friend struct detail::ExecutorAccess;
+  // Cleared when the executor is destroyed; sessions keep a reference to it.
+  std::shared_ptr<std::atomic<bool>> alive_ = std::make_shared<std::atomic<bool>>(true);
 };
+
+namespace detail {
+struct ExecutorAccess {
+  static std::shared_ptr<const std::atomic<bool>> alive(const Executor& e) { return e.alive_; }
+};
+}  // namespace detail
 
 /**
  * A fixed set of worker threads taking tasks in order from one queue.
  *
- * Destruction runs every task already queued, then joins the workers. Thread-safe.
+ * Thread-safety: `execute` may be called from any thread, tasks included. Lifetime: the
+ * destructor runs every task already queued (tasks may still queue more while it drains), then
+ * joins the workers; tasks that come after the last worker has stopped are destroyed unrun. It
+ * must not be called from one of the pool's own tasks. No task runs under the pool's lock.
  */
 class ThreadPool final : public Executor {
  public:
@@ -46,6 +86,12 @@ class ThreadPool final : public Executor {
   ~ThreadPool() override {
     for (auto& worker : workers_) worker.request_stop();
     workers_.clear();  // joins, after the queue has drained
+    std::deque<std::function<void()>> late;
+    {
+      std::lock_guard lock(mutex_);
+      late.swap(queue_);
+    }
+    late.clear();  // unrun: their destructors run here, outside the lock
   }
 
   void execute(std::function<void()> task) override {

@@ -183,7 +183,7 @@ class TypedHandler final : public Handler {
     if (slot == nullptr || !slot->take()) {
       throw std::logic_error("batchrpc: no Responder can be made for this call");
     }
-    return Responder(*slot);
+    return ResponderAccess::make(*slot);
   }
 
   // Fills one slot per bound parameter from `params`, by position or by name.

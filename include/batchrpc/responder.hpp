@@ -3,7 +3,6 @@
 /// `rpc::Responder`: answer a request after the handler has returned, from any thread.
 #pragma once
 
-#include <atomic>
 #include <exception>
 #include <memory>
 #include <stdexcept>
@@ -15,6 +14,10 @@
 #include "result_writer.hpp"
 
 namespace rpc {
+
+namespace detail {
+struct ResponderAccess;
+}
 
 /**
  * Lets a handler answer later: take `rpc::Responder` as a parameter, return at once, and call
@@ -29,79 +32,86 @@ namespace rpc {
  * }, rpc::names("a", "b"));
  * @endcode
  *
- * Thread-safety: any copy may answer from any thread; the first answer wins and later ones
- * throw `std::logic_error`.
+ * Thread-safety: any copy may answer from any thread; the first answer wins and a second one
+ * throws `std::logic_error`.
+ *
+ * Lifetime: a Responder owns everything it reads, so a copy may be kept (in a registry of
+ * pending work, say) for as long as you like, even after its request was answered and its
+ * session destroyed. A session that ends while a request still waits for its Responder answers
+ * that request `-32800` itself; the Responder then refuses its answer quietly (`resolve` and
+ * `reject` return false, `pending` is false). Answering never runs under a library lock, so it
+ * may be called from a stop callback (`std::stop_callback` on `stop_token()`).
  */
 class Responder {
  public:
-  /// Used by batchrpc; handlers receive a Responder as a parameter.
-  explicit Responder(detail::Deferred& slot) : state_(std::make_shared<State>(slot)) {}
-
   /// Answers with `value` as the result (any `JsonWritable` type).
+  /// @returns true when this is the answer sent; false when the request was answered already
+  ///          by its session ending. @throws std::logic_error when a copy answered already.
   template <class T>
-  void resolve(const T& value) const {
-    resolve_with([&value](ResultWriter& out) { out.write(value); });
+  bool resolve(const T& value) const {
+    return resolve_with([&value](ResultWriter& out) { out.write(value); });
   }
 
-  /// Answers with the value `write(out)` writes (exactly one value).
+  /// Answers with the value `write(out)` writes (exactly one value). A result larger than the
+  /// reply budget answers `-32003`. @returns as `resolve`.
   template <class F>
-  void resolve_with(F&& write) const {
-    detail::Deferred& slot = claim();
+  bool resolve_with(F&& write) const {
+    detail::Deferred* slot = claim();
+    if (slot == nullptr) return false;
+    ResultWriter out(slot->value);
+    detail::WriterAccess::reset(out, slot->value, slot->value_limit());
     try {
-      ResultWriter out(slot.value);
       write(out);
       if (out.empty()) out.null();
       if (!out.complete()) throw std::logic_error("batchrpc: the result was left incomplete");
+    } catch (const detail::ResponseTooLarge&) {  // flagged below, whoever caught it first
     } catch (const Error& e) {
-      slot.error.emplace(e);
+      slot->error.emplace(e);
     } catch (...) {
-      slot.failure = std::current_exception();
+      slot->failure = std::current_exception();
     }
-    slot.complete();
+    slot->too_large = detail::WriterAccess::too_large(out);
+    slot->complete();
+    return true;
   }
 
-  /// Answers with an error object.
-  void reject(Error error) const {
-    detail::Deferred& slot = claim();
-    slot.error.emplace(std::move(error));
-    slot.complete();
+  /// Answers with an error object. @returns as `resolve`.
+  bool reject(Error error) const {
+    detail::Deferred* slot = claim();
+    if (slot == nullptr) return false;
+    slot->error.emplace(std::move(error));
+    slot->complete();
+    return true;
   }
 
-  /// Signalled when the request is cancelled.
+  /// Signalled when the request is cancelled (also when its session ends).
   [[nodiscard]] std::stop_token stop_token() const {
-    return state_ != nullptr ? state_->slot.stop_token() : std::stop_token{};
+    return state_ != nullptr ? state_->stop_token() : std::stop_token{};
   }
   /// True once the request has been cancelled.
   [[nodiscard]] bool stop_requested() const { return stop_token().stop_requested(); }
-  /// False once answered (or moved from).
-  [[nodiscard]] bool pending() const noexcept {
-    return state_ != nullptr && !state_->answered.load();
-  }
+  /// False once answered (by a copy, or by the session ending) or moved from.
+  [[nodiscard]] bool pending() const noexcept { return state_ != nullptr && state_->pending(); }
 
  private:
-  struct State {
-    explicit State(detail::Deferred& s) : slot(s) {}
-    State(const State&) = delete;
-    State& operator=(const State&) = delete;
-    // The last copy gone without an answer: answer for it.
-    ~State() {
-      if (answered.exchange(true)) return;
-      slot.abandon(std::make_exception_ptr(
-          std::logic_error("batchrpc: a Responder was destroyed without answering")));
-      slot.complete();
-    }
-    detail::Deferred& slot;
-    std::atomic<bool> answered{false};
-  };
-
-  detail::Deferred& claim() const {
-    if (state_ == nullptr || state_->answered.exchange(true)) {
-      throw std::logic_error("batchrpc: this Responder has already answered");
-    }
-    return state_->slot;
+  friend struct detail::ResponderAccess;
+  explicit Responder(detail::Deferred& slot) : state_(std::make_shared<detail::ResponderState>(slot)) {
+    slot.attach(state_);
   }
 
-  std::shared_ptr<State> state_;
+  detail::Deferred* claim() const {
+    if (state_ == nullptr) throw std::logic_error("batchrpc: this Responder was moved from");
+    return state_->claim();
+  }
+
+  std::shared_ptr<detail::ResponderState> state_;
 };
+
+namespace detail {
+// How batchrpc makes the Responder a handler receives.
+struct ResponderAccess {
+  static Responder make(Deferred& slot) { return Responder(slot); }
+};
+}  // namespace detail
 
 }  // namespace rpc

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -24,6 +25,13 @@ namespace detail {
 // Strings are validated before they reach RapidJSON, so a refused value writes nothing at all.
 using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
 struct WriterAccess;
+
+// Thrown by a writer asked to write past the reply budget (`Limits::max_response_bytes`); the
+// request is then answered -32003, whatever the handler does with the exception.
+class ResponseTooLarge : public std::length_error {
+ public:
+  ResponseTooLarge() : std::length_error("batchrpc: the result is larger than the reply budget") {}
+};
 }  // namespace detail
 
 /**
@@ -34,6 +42,12 @@ struct WriterAccess;
  * outside an object, a second top-level value, NaN/infinity, or invalid UTF-8 throws
  * `std::logic_error` and writes nothing. Uncaught, it answers the request `-32603` (nothing
  * partial is sent). Writing nothing answers `null`.
+ *
+ * Writing stops as soon as the result passes the reply budget (`Limits::max_response_bytes`):
+ * the next call throws an exception derived from `std::length_error`, and so does every call
+ * after it, and the request is answered `-32003` even if the handler catches it. A result
+ * therefore never takes much more memory than the budget, however much a handler tries to
+ * write.
  *
  * @code
  * router.add("range", [](int n, rpc::ResultWriter& out) {
@@ -54,27 +68,32 @@ class ResultWriter : private detail::JsonWriter {
 
   /// `null`.
   void null() {
+    check_room();
     check_value();
     check(Base::Null());
   }
   /// `true` or `false`.
   void boolean(bool b) {
+    check_room();
     check_value();
     check(Base::Bool(b));
   }
   /// A signed integer.
   void integer(std::int64_t i) {
+    check_room();
     check_value();
     check(Base::Int64(i));
   }
   /// An unsigned integer.
   void unsigned_integer(std::uint64_t u) {
+    check_room();
     check_value();
     check(Base::Uint64(u));
   }
   /// A finite floating-point number, in the shortest form that reads back exactly (`42`,
   /// `0.1`, `1e+100`).
   void number(double d) {
+    check_room();
     check_value();
     if (!std::isfinite(d)) fail("batchrpc: NaN and infinity cannot be written as JSON");
     const detail::NumberText text = detail::shortest_text(d);
@@ -82,6 +101,7 @@ class ResultWriter : private detail::JsonWriter {
   }
   /// A string (must be valid UTF-8; may contain NUL bytes).
   void string(std::string_view s) {
+    check_room();
     check_value();
     if (detail::is_plain_ascii(s)) return plain(s);
     if (!detail::is_valid_utf8(s)) fail("batchrpc: string is not valid UTF-8");
@@ -89,22 +109,26 @@ class ResultWriter : private detail::JsonWriter {
   }
   /// A number written from its JSON text as given (the caller guarantees it is a JSON number).
   void raw_number(std::string_view text) {
+    check_room();
     check_value();
     check(Base::RawValue(text.data(), text.size(), rapidjson::kNumberType));
   }
   /// A ready JSON value, written verbatim. An empty `Json` writes `null`.
   void raw(const Json& value) {
     if (value.empty()) return null();
+    check_room();
     check_value();
     check(Base::RawValue(value.text().data(), value.text().size(), rapidjson::kObjectType));
   }
   /// Opens an object; follow with `key`/value pairs and `end_object`.
   void start_object() {
+    check_room();
     check_value();
     check(Base::StartObject());
   }
   /// The next member's name (inside an object, before its value).
   void key(std::string_view name) {
+    check_room();
     if (!in_object_expecting_key()) fail("batchrpc: key() is only valid inside an object, before a value");
     if (detail::is_plain_ascii(name)) return plain(name);
     if (!detail::is_valid_utf8(name)) fail("batchrpc: key is not valid UTF-8");
@@ -117,6 +141,7 @@ class ResultWriter : private detail::JsonWriter {
   }
   /// Opens an array; follow with values and `end_array`.
   void start_array() {
+    check_room();
     check_value();
     check(Base::StartArray());
   }
@@ -140,6 +165,12 @@ class ResultWriter : private detail::JsonWriter {
   friend struct detail::WriterAccess;
 
   [[noreturn]] static void fail(const char* what) { throw std::logic_error(what); }
+  // Before each value: a buffer past the limit takes nothing more (the budget bounds memory,
+  // not just what is sent).
+  void check_room() const {
+    if (Base::os_->GetSize() > limit_) [[unlikely]] throw detail::ResponseTooLarge();
+  }
+  [[nodiscard]] bool too_large() const { return Base::os_->GetSize() > limit_; }
   static void check(bool ok) {
     if (!ok) fail("batchrpc: JSON writer rejected the value");
   }
@@ -153,7 +184,10 @@ class ResultWriter : private detail::JsonWriter {
                                                : (top().inArray || top().valueCount % 2 == 1);
     if (!ok) fail("batchrpc: a value is not allowed here (second result, or a member without key())");
   }
-  void reset(Buffer& out) { Base::Reset(out.stream()); }
+  void reset(Buffer& out, std::size_t limit) {
+    Base::Reset(out.stream());
+    limit_ = limit;
+  }
 
   // A string that needs no escaping, copied between quotes as it is. Prefix() writes the
   // separator and counts the value (or key) exactly as Writer::String would.
@@ -165,12 +199,18 @@ class ResultWriter : private detail::JsonWriter {
     p[s.size() + 1] = '"';
   }
 
+  std::size_t limit_ = static_cast<std::size_t>(-1);  // the buffer size past which writing stops
 };
 
 namespace detail {
-// Lets the router point a writer at a buffer without making that part of the public API.
+// Lets the router point a writer at a buffer, with the size past which writing stops, without
+// making that part of the public API.
 struct WriterAccess {
-  static void reset(ResultWriter& w, Buffer& out) { w.reset(out); }
+  static void reset(ResultWriter& w, Buffer& out, std::size_t limit = static_cast<std::size_t>(-1)) {
+    w.reset(out, limit);
+  }
+  // True when the writer refused to grow past its limit (whether or not its throw was caught).
+  static bool too_large(const ResultWriter& w) { return w.too_large(); }
 };
 }  // namespace detail
 

@@ -2,6 +2,7 @@
 // One method call, shared by the router's own path and sessions: bind, run, write the response.
 #pragma once
 
+#include <exception>
 #include <span>
 
 #include "../buffer.hpp"
@@ -16,9 +17,15 @@ namespace rpc::detail {
 
 // Appends the response for `request` to `out` (nothing for a notification). Returns false when
 // the handler took a Responder: then nothing is written now, and the response is written with
-// write_deferred once ctx.deferred() completes (which may already have happened).
+// write_deferred once ctx.deferred() completes (which may already have happened). The result
+// stops growing once `out` is past `limit` bytes, and is then answered -32003.
 BATCHRPC_DECL bool call_method(const RouterOptions& options, const Method& method,
-                               const Request& request, Context& ctx, ResultWriter& w, Buffer& out);
+                               const Request& request, Context& ctx, ResultWriter& w, Buffer& out,
+                               std::size_t limit);
+
+// Hands an unexpected exception to RouterOptions::on_exception, if set; never throws.
+BATCHRPC_DECL void report_exception(const RouterOptions& options, std::string_view method,
+                                    std::exception_ptr e);
 
 // Appends the response for a request whose Responder has answered into `slot`.
 BATCHRPC_DECL void write_deferred(const RouterOptions& options, const Request& request,

@@ -68,11 +68,11 @@ BATCHRPC_DECL void write_failure(const RouterOptions& options, const RequestId& 
 
 BATCHRPC_DECL bool call_method(const RouterOptions& options, const Method& method,
                                const Request& request, Context& ctx, ResultWriter& w,
-                               Buffer& out) {
+                               Buffer& out, std::size_t limit) {
   const std::size_t start = out.size();
   const bool notification = request.id.is_notification();
   if (!notification) begin_result(out, w, request.id);
-  WriterAccess::reset(w, out);
+  WriterAccess::reset(w, out, limit);
 
   ParamError param_error;
   InvokeStatus status = InvokeStatus::ok;
@@ -87,12 +87,14 @@ BATCHRPC_DECL bool call_method(const RouterOptions& options, const Method& metho
         throw std::logic_error("batchrpc: the handler left its result incomplete");
       }
     }
+  } catch (const ResponseTooLarge&) {  // flagged below, whoever caught it first
   } catch (const Error& e) {
     user_error.emplace(e);
   } catch (...) {
     unexpected = std::current_exception();
   }
-  if (unexpected) report_exception(options, request.method, unexpected);
+  const bool too_large = WriterAccess::too_large(w);
+  if (unexpected && !too_large) report_exception(options, request.method, unexpected);
 
   // Once a Responder exists it alone answers (exactly once). When the handler threw and the
   // Responder went unanswered with it, the answer is what the handler threw.
@@ -107,6 +109,11 @@ BATCHRPC_DECL bool call_method(const RouterOptions& options, const Method& metho
   }
   if (notification) {  // JSON-RPC 2.0 §4.1: never answered, not even with an error
     out.truncate(start);
+    return true;
+  }
+  if (too_large) {  // the writer stopped at the budget: nothing of the result is sent
+    out.truncate(start);
+    write_error(out, w, request.id, ErrorCode::response_too_large, MaxData{options.limits.max_response_bytes});
     return true;
   }
   if (!user_error && !unexpected && status == InvokeStatus::ok) {
@@ -125,6 +132,10 @@ BATCHRPC_DECL void write_deferred(const RouterOptions& options, const Request& r
                                   Deferred& slot, ResultWriter& w, Buffer& out) {
   if (slot.failure && !slot.failure_reported) report_exception(options, request.method, slot.failure);
   if (request.id.is_notification()) return;
+  if (slot.too_large) {
+    write_error(out, w, request.id, ErrorCode::response_too_large, MaxData{options.limits.max_response_bytes});
+    return;
+  }
   if (!slot.error && !slot.failure) {
     begin_result(out, w, request.id);
     out.append(slot.value.view());
@@ -149,7 +160,7 @@ BATCHRPC_DECL void call_group(const RouterOptions& options, const Method& method
   for (std::size_t k = 0; k < n; ++k) {
     const GroupMember& m = members[k];
     scratch.contexts.emplace_back(m.request->method, m.request->id, m.stop, origin);
-    WriterAccess::reset(*scratch.writers[k], m.slot->value);
+    WriterAccess::reset(*scratch.writers[k], m.slot->value, m.slot->value_limit());
     scratch.calls.emplace_back(Params(m.request->params), scratch.contexts.back(), *scratch.writers[k]);
   }
 
@@ -167,7 +178,9 @@ BATCHRPC_DECL void call_group(const RouterOptions& options, const Method& method
   for (std::size_t k = 0; k < n; ++k) {
     Deferred& slot = *members[k].slot;
     ResultWriter& w = *scratch.writers[k];
-    if (std::optional<Error>& rejection = scratch.calls[k].rejection()) {
+    if (WriterAccess::too_large(w)) {  // its result outgrew the budget, whatever else happened
+      slot.too_large = true;
+    } else if (std::optional<Error>& rejection = scratch.calls[k].rejection()) {
       slot.error = std::move(rejection);
     } else if (group_error) {
       slot.error = group_error;

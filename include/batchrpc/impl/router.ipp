@@ -226,7 +226,7 @@ BATCHRPC_DECL bool Router::dispatch(const detail::ParsedRequest& member, detail:
     call_and_wait(*method, request, ws, out);
   } else {
     Context ctx(request.method, request.id, {}, {this, nullptr, nullptr});
-    detail::call_method(options_, *method, request, ctx, ws.writer, out);
+    detail::call_method(options_, *method, request, ctx, ws.writer, out, options_.limits.max_response_bytes);
   }
   if (request.id.is_notification()) return false;
   detail::fit_response(options_.limits, request.id, start, ws.writer, out);
@@ -238,8 +238,9 @@ BATCHRPC_DECL bool Router::dispatch(const detail::ParsedRequest& member, detail:
 BATCHRPC_DECL void Router::call_and_wait(const detail::Method& method, const detail::Request& request,
                                          detail::Workspace& ws, Buffer& out) const {
   detail::BlockingDeferred later;
+  later.reset({}, options_.limits.max_response_bytes);
   Context ctx(request.method, request.id, {}, {this, nullptr, &later});
-  if (!detail::call_method(options_, method, request, ctx, ws.writer, out)) {
+  if (!detail::call_method(options_, method, request, ctx, ws.writer, out, options_.limits.max_response_bytes)) {
     later.wait();
     detail::write_deferred(options_, request, later, ws.writer, out);
   }
@@ -273,7 +274,7 @@ BATCHRPC_DECL bool Router::run_groups(std::span<const detail::ParsedRequest> bat
     for (const std::size_t i : members) {
       if (plan.slots.size() == used) plan.slots.push_back(std::make_unique<detail::GroupPlan::Slot>());
       detail::GroupPlan::Slot& slot = *plan.slots[used];
-      slot.reset({});
+      slot.reset({}, options_.limits.max_response_bytes);
       plan.slot_of[i] = used++;
       plan.group.push_back({&batch[i].request, &slot, {}});
     }

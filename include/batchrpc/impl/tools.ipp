@@ -277,12 +277,13 @@ inline bool call_tool_method(const Router& router, const Method& method, std::st
   request.id = inner_id;  // what the response is written with; the handler sees ctx.id()
   request.method = name;
   request.params = arguments;
+  const std::size_t limit = router.limits().max_response_bytes;
   ToolDeferred later;
-  later.reset(ctx.stop_token());
+  later.reset(ctx.stop_token(), limit);
   Context inner(name, ctx.id(), ctx.stop_token(), {&router, ctx.session(), &later});
   reply.clear();
   ResultWriter w(reply);
-  if (!call_method(router.options(), method, request, inner, w, reply)) {
+  if (!call_method(router.options(), method, request, inner, w, reply, limit)) {
     later.wait();
     write_deferred(router.options(), request, later, w, reply);
   }

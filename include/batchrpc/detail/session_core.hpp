@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: MIT
+// A session's shared state: its requests in flight (for cancellation), the requests waiting on a
+// Responder, and its jobs.
+//
+// The one rule here: no user code runs while `mutex_` is held. Stop callbacks run inside
+// request_stop(), completions when a member is answered, and both may come straight back into
+// the session (a stop callback that answers its Responder completes its member, which withdraws
+// it from the table), so the lock only ever guards the table and the lists, and everything that
+// can reach user code happens after it is released.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "../error.hpp"
+#include "../executor.hpp"
+#include "../router.hpp"
+#include "../session.hpp"
+#include "session_member.hpp"
+
+namespace rpc::detail {
+
+class Job;
+
+// Defined in impl/session.ipp: an id as a lookup key (strings by text, numbers by value, so
+// that 1 and 1.0 are one key); false for ids that cannot be looked up.
+BATCHRPC_DECL bool id_key(const Value& id, std::string& key);
+BATCHRPC_DECL bool id_key(const RequestId& id, std::string& key);
+
+class SessionCore {
+ public:
+  SessionCore(Session& owner_session, const Router& routes, SessionOptions options)
+      : owner(owner_session), router(routes), executor(options.executor),
+        capabilities(std::move(options.capabilities)) {
+    if (executor != nullptr) executor_alive = ExecutorAccess::alive(*executor);
+    std::sort(capabilities.begin(), capabilities.end());
+    capabilities.erase(std::unique(capabilities.begin(), capabilities.end()), capabilities.end());
+  }
+
+  // True when the session's executor has been destroyed (a lifetime bug the session survives).
+  [[nodiscard]] bool executor_gone() const {
+    return executor_alive != nullptr && !executor_alive->load(std::memory_order_acquire);
+  }
+
+  BATCHRPC_DECL Job& acquire_job();
+  BATCHRPC_DECL void recycle(Job& job) noexcept;
+  BATCHRPC_DECL void wait_idle();
+
+  // Requests with an id are enrolled from before they start until they complete.
+  void enroll(Member& m) {
+    if (!id_key(m.request.id, m.key)) return;
+    m.stop = std::stop_source();
+    std::lock_guard lock(mutex_);
+    if (m.node.empty()) {
+      in_flight_.emplace(std::string_view(m.key), &m);
+    } else {
+      m.node.key() = m.key;
+      m.node.mapped() = &m;
+      in_flight_.insert(std::move(m.node));
+    }
+    m.enrolled = true;
+  }
+  void withdraw(Member& m) noexcept {
+    if (!m.enrolled) return;
+    std::lock_guard lock(mutex_);
+    for (auto [it, end] = in_flight_.equal_range(std::string_view(m.key)); it != end; ++it) {
+      if (it->second == &m) {
+        m.node = in_flight_.extract(it);
+        break;
+      }
+    }
+    m.enrolled = false;
+  }
+
+  // Signals the requests named `key` (all of them, when null); those still queued are answered
+  // -32800 at once, without waiting for a thread to pick them up. Returns how many requests
+  // this call cancelled.
+  std::size_t cancel(const std::string_view* key) {
+    // Copies of the stop sources: a member may complete and be reused once the lock is
+    // released, and signalling its old stop state then reaches only that old request.
+    std::vector<std::stop_source> signal;
+    std::vector<Member*> queued;  // claimed here, so nobody else touches them until answered
+    {
+      std::lock_guard lock(mutex_);
+      const auto [first, last] = key == nullptr ? std::pair(in_flight_.begin(), in_flight_.end())
+                                                : in_flight_.equal_range(*key);
+      const auto count = static_cast<std::size_t>(std::distance(first, last));
+      signal.reserve(count);  // nothing below throws once a member is claimed
+      queued.reserve(count);
+      for (auto it = first; it != last; ++it) {
+        Member* m = it->second;
+        signal.push_back(m->stop);
+        if (m->claim(Member::cancelled)) queued.push_back(m);
+      }
+    }
+    std::size_t n = 0;
+    for (std::stop_source& s : signal) n += s.request_stop() ? 1 : 0;  // stop callbacks run here
+    for (Member* m : queued) answer_cancelled(*m);
+    return n;
+  }
+
+  std::size_t in_flight() const {
+    std::lock_guard lock(mutex_);
+    return in_flight_.size();
+  }
+
+  // A Responder now answers for `m`; the session remembers it until it has answered, so that
+  // close() can answer for it.
+  void await(Member& m, const std::shared_ptr<ResponderState>& state) {
+    std::lock_guard lock(mutex_);
+    awaiting_.push_back(&m);
+    m.awaiting = awaiting_.size() - 1;
+    m.responder = state;
+    ++attached_;
+    if (closing_) idle_.notify_all();  // close() is waiting: there is one more to answer
+  }
+  void unawait(Member& m) noexcept {
+    std::lock_guard lock(mutex_);
+    if (m.awaiting == Member::none) return;
+    Member* last = awaiting_.back();
+    awaiting_[m.awaiting] = last;
+    last->awaiting = m.awaiting;
+    awaiting_.pop_back();
+    m.awaiting = Member::none;
+    m.responder.reset();
+  }
+
+  // The session's end: cancels everything, answers -32800 for the requests still waiting on a
+  // Responder (which then refuses its own answer), and waits for the handlers still running.
+  BATCHRPC_DECL void close();
+
+  Session& owner;
+  const Router& router;
+  Executor* executor;
+  std::shared_ptr<const std::atomic<bool>> executor_alive;  // null without an executor
+  std::vector<std::string> capabilities;
+
+ private:
+  BATCHRPC_DECL static void answer_cancelled(Member& m);
+
+  mutable std::mutex mutex_;
+  std::condition_variable idle_;
+  std::size_t active_jobs_ = 0;
+  std::vector<std::unique_ptr<Job>> spare_;
+  InFlight in_flight_;
+  std::vector<Member*> awaiting_;  // members a Responder answers for, not yet answered
+  std::uint64_t attached_ = 0;     // Responders attached so far
+  bool closing_ = false;
+};
+
+}  // namespace rpc::detail

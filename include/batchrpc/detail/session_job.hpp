@@ -1,0 +1,543 @@
+// SPDX-License-Identifier: MIT
+// Everything one message needs while a session handles it: its parsed members, their responses,
+// the executor tasks that run them, and the reply sent once the last one is done.
+//
+// Two counters keep a job alive. `outstanding_` counts members not yet answered, plus holds
+// taken by whoever is still touching the job's members (the dispatcher, a group, a task); when
+// it reaches zero the reply is assembled and sent. `refs_` counts executor tasks not yet done
+// with the job, plus one until the reply is sent; when it reaches zero the job is recycled. A
+// member cancelled while queued is answered at once, so the reply never waits for a task to
+// come round; the job itself does.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <exception>
+#include <memory>
+#include <new>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "../session.hpp"
+#include "call.hpp"
+#include "group.hpp"
+#include "message_parser.hpp"
+#include "reply.hpp"
+#include "session_core.hpp"
+#include "session_member.hpp"
+#include "workspace.hpp"
+
+namespace rpc::detail {
+
+// The reply budget (Limits::max_response_bytes) while the members of one message write their
+// responses, on any number of threads. A member may grow to what was left when it started plus a
+// small allowance, and spends what it wrote when it is done: memory stays within a few budgets
+// however many members write at once, and no write pays for an atomic operation. The reply
+// itself is fitted to the budget exactly, in request order, when it is assembled.
+class ReplyBudget {
+ public:
+  static constexpr std::size_t allowance = 4096;  // responses this small are not counted
+
+  void reset(std::size_t bytes) noexcept { left_.store(bytes, std::memory_order_relaxed); }
+  // How large a response starting now may grow.
+  [[nodiscard]] std::size_t limit() const noexcept {
+    const std::size_t left = left_.load(std::memory_order_relaxed);
+    return left > Limits::unlimited - allowance ? Limits::unlimited : left + allowance;
+  }
+  void spend(std::size_t bytes) noexcept {
+    if (bytes <= allowance) return;
+    std::size_t left = left_.load(std::memory_order_relaxed);
+    while (!left_.compare_exchange_weak(left, left - std::min(left, bytes), std::memory_order_relaxed)) {
+    }
+  }
+
+ private:
+  std::atomic<std::size_t> left_{0};
+};
+
+class Job;
+
+// A member, or a group of members, handed to the executor. Whatever the executor does with the
+// task (runs it, throws from execute(), or destroys it without running it) the work is answered
+// exactly once and the job released exactly once: run() by the first copy that is called, or
+// the destructor, when the last copy goes unrun.
+class Handoff {
+ public:
+  Handoff(Job& job, std::size_t what, bool group) noexcept : job_(job), what_(what), group_(group) {}
+  Handoff(const Handoff&) = delete;
+  Handoff& operator=(const Handoff&) = delete;
+  ~Handoff();
+
+  void run();
+  const char* why_not_run = "the executor dropped the task";
+
+ private:
+  Job& job_;
+  std::size_t what_;  // a member's index, or a group's
+  bool group_;
+  std::atomic<bool> ran_{false};
+};
+
+class Job {
+ public:
+  explicit Job(SessionCore& core) : core_(core) {}
+
+  // Parses the message and starts its members; returns once they are running or done. Every
+  // path, out of memory included, ends in exactly one call of `done`.
+  void start(std::string_view message, Completion done) noexcept {
+    done_ = std::move(done);
+    whole_ = false;
+    count_ = 0;
+    outstanding_.store(1, std::memory_order_relaxed);  // the dispatcher's own hold
+    refs_.store(1, std::memory_order_relaxed);         // dropped once the reply is sent
+    budget_.reset(options().limits.max_response_bytes);
+    try {
+      WorkspaceLease ws;
+      dispatch(message, *ws);
+    } catch (...) {  // out of memory before any member started: answer the message as a whole
+      answer_out_of_memory();
+    }
+    release();
+  }
+
+  SessionCore& core() const noexcept { return core_; }
+
+ private:
+  friend class Handoff;
+  friend class Member;
+  friend class SessionCore;
+
+  const RouterOptions& options() const { return core_.router.options(); }
+
+  // Throws only before the first member is committed (counted in outstanding_); from then on,
+  // each member's own failure is caught and answered (see guarded()).
+  void dispatch(std::string_view message, Workspace& ws) {
+    const Limits& limits = options().limits;
+    reply_.clear();
+    if (message.size() > limits.max_message_bytes) {
+      return whole(ws, ErrorCode::message_too_large, MaxData{limits.max_message_bytes});
+    }
+    input_.assign(message.data(), message.size());
+    const ParseOutcome parsed = parser_.parse_requests(input_.data(), input_.size(), limits);
+    switch (parsed.status) {
+      case ParseStatus::ok:
+        break;
+      case ParseStatus::syntax_error:
+        return whole(ws, ErrorCode::parse_error, [&](ResultWriter& w) {
+          w.start_object();
+          w.key("offset");
+          w.unsigned_integer(parsed.offset);
+          w.key("reason");
+          w.string(parsed.reason);
+          w.end_object();
+        });
+      case ParseStatus::too_deep:
+        return whole(ws, ErrorCode::nesting_too_deep, MaxData{limits.max_depth});
+      case ParseStatus::batch_too_large:
+        whole_ = true;
+        write_error(reply_, ws.writer, null_id, static_cast<int>(ErrorCode::invalid_params),
+                    "Batch too large", MaxData{limits.max_batch});
+        return;
+    }
+    const std::span<const ParsedRequest> requests = parser_.requests();
+    batch_ = parser_.is_batch();
+    if (requests.empty()) return whole(ws, ErrorCode::invalid_request, ReasonData{"empty batch"});
+    while (members_.size() < requests.size()) members_.push_back(std::make_unique<Member>());
+    count_ = requests.size();
+    outstanding_.fetch_add(count_, std::memory_order_relaxed);  // committed: nothing throws past here
+
+    // Every member is checked and enrolled before any runs, so a cancel in this batch finds
+    // the members it names still queued.
+    for (std::size_t i = 0; i < count_; ++i) {
+      guarded(i, [&] {
+        if (!prepare(i, requests[i], ws)) member_done(i);
+      });
+    }
+    for (std::size_t i = 0; i < count_; ++i) {
+      const Member& m = *members_[i];
+      if (m.method != nullptr && m.method->options.runs_first) guarded(i, [&] { run(i, ws); });
+    }
+    plan_groups();
+    for (std::size_t i = 0; i < count_; ++i) {
+      const Member& m = *members_[i];
+      if (m.method == nullptr || m.method->options.runs_first) continue;
+      if (m.group != Member::none) {  // answered with its group, started at its first member
+        if (groups_[m.group]->members.front() == i) start_group(m.group, ws);
+        continue;
+      }
+      if (core_.executor != nullptr && !m.method->options.inline_only) {
+        hand_off(i, false, ws);
+      } else {
+        guarded(i, [&] { run(i, ws); });
+      }
+    }
+  }
+
+  // Runs `step` for member `i`, which answers it; if the step throws (memory ran out), the
+  // member is answered with a fixed -32603 instead, so the message still completes. A step
+  // that throws has not answered its member.
+  template <class Step>
+  void guarded(std::size_t i, Step&& step) noexcept {
+    try {
+      step();
+    } catch (...) {
+      Member& m = *members_[i];
+      m.text.clear();
+      if (!m.request.id.is_notification()) {
+        try {
+          WorkspaceLease ws;
+          write_error(m.text, ws->writer, m.request.id, ErrorCode::internal_error);
+        } catch (...) {
+          m.text.clear();  // no memory even for that: this member gets no response
+        }
+      }
+      member_done(i);
+    }
+  }
+
+  // Hands member `i` (or group `i`) to the executor; whatever becomes of the task, it is
+  // answered (see Handoff). A member the executor cannot take is answered -32004 at once.
+  void hand_off(std::size_t i, bool group, Workspace& ws) {
+    if (core_.executor_gone()) return not_run(i, group, "the executor is gone");
+    std::shared_ptr<Handoff> task;
+    refs_.fetch_add(1, std::memory_order_relaxed);  // the task's; dropped by Handoff
+    try {
+      task = std::make_shared<Handoff>(*this, i, group);
+    } catch (...) {  // no memory for the task: run it here instead
+      refs_.fetch_sub(1, std::memory_order_relaxed);
+      return group ? guarded_group(i, ws) : guarded(i, [&] { run(i, ws); });
+    }
+    try {
+      core_.executor->execute([task] { task->run(); });
+    } catch (...) {
+      task->why_not_run = "the executor refused the task";
+      report_exception(options(), members_[group ? groups_[i]->members.front() : i]->request.method,
+                       std::current_exception());
+    }
+    // The executor's copies keep the task now; when none is left unrun, it is answered.
+  }
+
+  // The member (or each member of the group) was not run by the executor: -32004 with `why`.
+  void not_run(std::size_t i, bool group, const char* why) noexcept {
+    if (!group) return refuse(i, why);
+    hold();  // the group's members stay ours until the loop is over
+    for (const std::size_t member : groups_[i]->members) refuse(member, why);
+    release();
+  }
+  void refuse(std::size_t i, const char* why) noexcept {
+    Member& m = *members_[i];
+    if (!m.claim(Member::running)) return;  // cancelled while queued, and answered already
+    guarded(i, [&] {
+      if (!m.request.id.is_notification()) {
+        WorkspaceLease ws;
+        write_error(m.text, ws->writer, m.request.id, ErrorCode::overloaded, ReasonData{why});
+      }
+      member_done(i);
+    });
+  }
+
+  // Batch-aware dispatch: the members calling one batched method (two or more of them) form a
+  // group, answered by one call of the method's batch handler (Router::add_batched).
+  struct Group {
+    const Method* method = nullptr;
+    std::vector<std::size_t> members;
+    std::vector<GroupMember> calls;
+    GroupScratch scratch;
+  };
+
+  // Without memory for the plan, every member simply runs on its own.
+  void plan_groups() noexcept {
+    try {
+      group_count_ = 0;
+      if (count_ < 2) return;
+      for (std::size_t i = 0; i < count_; ++i) {
+        const Member& m = *members_[i];
+        if (m.method == nullptr || !m.method->batch || m.method->options.runs_first) continue;
+        std::size_t g = 0;
+        while (g < group_count_ && groups_[g]->method != m.method) ++g;
+        if (g == group_count_) {
+          if (groups_.size() == group_count_) groups_.push_back(std::make_unique<Group>());
+          groups_[g]->method = m.method;
+          groups_[g]->members.clear();
+          ++group_count_;
+        }
+        groups_[g]->members.push_back(i);
+      }
+      for (std::size_t g = 0; g < group_count_; ++g) {
+        if (groups_[g]->members.size() < 2) continue;  // a lone call runs as usual
+        for (const std::size_t i : groups_[g]->members) members_[i]->group = g;
+      }
+    } catch (...) {
+      group_count_ = 0;
+      for (std::size_t i = 0; i < count_; ++i) members_[i]->group = Member::none;
+    }
+  }
+
+  void start_group(std::size_t g, Workspace& ws) {
+    if (core_.executor != nullptr && !groups_[g]->method->options.inline_only) {
+      hand_off(g, true, ws);
+    } else {
+      guarded_group(g, ws);
+    }
+  }
+
+  // Runs group `g`; if that throws (memory ran out), each member not answered yet gets -32603.
+  void guarded_group(std::size_t g, Workspace& ws) noexcept {
+    hold();
+    try {
+      run_group(g, ws);
+    } catch (...) {
+      for (const std::size_t i : groups_[g]->members) {  // those claimed and not yet answered
+        Member& m = *members_[i];
+        if (m.claim(Member::running) || m.phase.load(std::memory_order_relaxed) == Member::running) {
+          guarded(i, [] { throw std::bad_alloc(); });
+        }
+      }
+    }
+    release();
+  }
+
+  void run_group(std::size_t g, Workspace& ws) {
+    Group& group = *groups_[g];
+    group.calls.clear();
+    for (const std::size_t i : group.members) {
+      Member& m = *members_[i];
+      if (!m.claim(Member::running)) continue;  // cancelled while queued, and answered already
+      if (m.stop.stop_requested()) {  // cancelled just as it started: answered without running
+        if (!m.request.id.is_notification()) {
+          write_error(m.text, ws.writer, m.request.id, ErrorCode::request_cancelled);
+        }
+        member_done(i);
+        continue;
+      }
+      m.reset(m.stop.get_token(), budget_.limit());
+      group.calls.push_back({&m.request, &m, m.stop.get_token()});
+    }
+    if (!group.calls.empty()) {
+      call_group(options(), *group.method, {&core_.router, &core_.owner, nullptr}, group.calls,
+                 group.scratch);
+    }
+    for (const GroupMember& call : group.calls) {
+      Member& m = static_cast<Member&>(*call.slot);
+      write_deferred(options(), m.request, m, ws.writer, m.text);
+      member_done(m.index);
+    }
+  }
+
+  template <class Data>
+  void whole(Workspace& ws, ErrorCode code, Data&& data) {
+    whole_ = true;
+    write_error(reply_, ws.writer, null_id, code, std::forward<Data>(data));
+  }
+
+  // Validates member `i`; false when it is already answered (or needs no answer).
+  bool prepare(std::size_t i, const ParsedRequest& parsed, Workspace& ws) {
+    Member& m = *members_[i];
+    m.job = this;
+    m.index = i;
+    m.request = Request{};
+    m.method = nullptr;
+    m.group = Member::none;
+    m.text.clear();
+    m.stop = std::stop_source(std::nostopstate);
+    // Relaxed: other threads reach the member only through the in-flight table's mutex or the
+    // executor's queue, which order this store before them.
+    m.phase.store(Member::queued, std::memory_order_relaxed);
+    if (parsed.invalid != nullptr) {
+      write_error(m.text, ws.writer, null_id, ErrorCode::invalid_request, ReasonData{parsed.invalid});
+      return false;
+    }
+    m.request = parsed.request;
+    const Method* method = core_.router.find(m.request.method);
+    if (method == nullptr) {
+      if (!m.request.id.is_notification()) {
+        write_error(m.text, ws.writer, m.request.id, ErrorCode::method_not_found);
+      }
+      return false;
+    }
+    const std::string& capability = method->options.capability;
+    if (!capability.empty() && !core_.owner.granted(capability)) {
+      if (!m.request.id.is_notification()) write_not_granted(m.request.id, capability, ws.writer, m.text);
+      return false;
+    }
+    m.method = method;
+    if (method->options.runs_first) return true;  // a cancel is not itself cancellable
+    try {
+      core_.enroll(m);
+    } catch (...) {  // out of memory: the request runs, it just cannot be cancelled
+    }
+    return true;
+  }
+
+  // Runs member `i` on the dispatching thread, whose own hold keeps the job until dispatch
+  // returns.
+  void run(std::size_t i, Workspace& ws) {
+    if (!members_[i]->claim(Member::running)) return;  // cancelled while queued, and answered
+    call(i, ws);
+  }
+
+  // Runs member `i` on an executor thread.
+  void run_task(std::size_t i, Workspace& ws) {
+    if (!members_[i]->claim(Member::running)) return;  // cancelled while queued, and answered
+    hold();  // a Responder answering inside the call must not finish the job under our feet
+    guarded(i, [&] { call(i, ws); });
+    release();
+  }
+
+  // Member `i`, claimed, is answered -32800 if cancelled meanwhile, else its handler is called.
+  void call(std::size_t i, Workspace& ws) {
+    Member& m = *members_[i];
+    if (m.stop.stop_requested()) {  // cancelled just as it started: answered without running
+      if (!m.request.id.is_notification()) {
+        write_error(m.text, ws.writer, m.request.id, ErrorCode::request_cancelled);
+      }
+      return member_done(i);
+    }
+    m.reset(m.stop.get_token(), budget_.limit());
+    m.arrivals.store(0, std::memory_order_relaxed);  // the Responder is handed on after this
+    Context ctx(m.request.method, m.request.id, m.stop.get_token(), {&core_.router, &core_.owner, &m});
+    if (call_method(options(), *m.method, m.request, ctx, ws.writer, m.text, budget_.limit())) {
+      member_done(i);
+    } else if (m.second_arrival()) {  // the Responder has answered already
+      answered(i, ws);
+    }
+  }
+
+  // Member `i` was cancelled while queued: it never runs, and is answered now.
+  void cancelled_before_start(std::size_t i) noexcept {
+    guarded(i, [&] {
+      Member& m = *members_[i];
+      if (!m.request.id.is_notification()) {
+        WorkspaceLease ws;
+        write_error(m.text, ws->writer, m.request.id, ErrorCode::request_cancelled);
+      }
+      member_done(i);
+    });
+  }
+
+  // Member `i` has both returned from its handler and been answered by its Responder.
+  void answered(std::size_t i, Workspace& ws) {
+    Member& m = *members_[i];
+    core_.unawait(m);
+    write_deferred(options(), m.request, m, ws.writer, m.text);
+    member_done(i);
+  }
+
+  void member_done(std::size_t i) noexcept {
+    Member& m = *members_[i];
+    m.phase.store(Member::done, std::memory_order_relaxed);
+    budget_.spend(m.text.size());
+    core_.withdraw(m);
+    release();
+  }
+  void hold() noexcept { outstanding_.fetch_add(1, std::memory_order_relaxed); }
+  void release() noexcept {
+    if (outstanding_.fetch_sub(1, std::memory_order_acq_rel) == 1) finish();
+  }
+  void unref() noexcept {
+    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) core_.recycle(*this);
+  }
+
+  // All members are done: the reply in request order, sent once.
+  void finish() noexcept {
+    if (!whole_) {
+      try {
+        assemble();
+      } catch (...) {
+        answer_out_of_memory();
+      }
+    }
+    try {
+      parser_.release();
+    } catch (...) {  // no memory to keep a larger pool: the next parse makes a fresh one
+    }
+    if (input_.capacity() > (std::size_t{1} << 20)) std::string().swap(input_);
+    Completion done = std::move(done_);
+    try {
+      if (reply_.empty()) {
+        done(std::nullopt);
+      } else {
+        done(reply_.view());
+      }
+    } catch (...) {  // the transport's callback failing must not stop the session
+    }
+    unref();
+  }
+
+  // A reply that needs no memory to build (reply_ keeps its capacity from earlier messages).
+  void answer_out_of_memory() noexcept {
+    whole_ = true;
+    try {
+      reply_.clear();
+      reply_.append(R"({"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}})");
+    } catch (...) {
+      reply_.clear();  // nothing at all can be sent
+    }
+  }
+
+  void assemble() {
+    reply_.clear();
+    ResultWriter w(reply_);  // only used to write a -32003 in place of an oversized response
+    const Limits& limits = options().limits;
+    if (!batch_) {
+      const Member& m = *members_[0];
+      reply_.append(m.text.view());
+      if (!reply_.empty()) fit_response(limits, m.request.id, 0, w, reply_);
+      return;
+    }
+    reply_.append('[');
+    bool any = false;
+    for (std::size_t i = 0; i < count_; ++i) {
+      const Member& m = *members_[i];
+      if (m.text.empty()) continue;
+      if (any) reply_.append(',');
+      any = true;
+      const std::size_t start = reply_.size();
+      reply_.append(m.text.view());
+      fit_response(limits, m.request.id, start, w, reply_);
+    }
+    if (any) {
+      reply_.append(']');
+    } else {
+      reply_.clear();  // only notifications: nothing is sent
+    }
+  }
+
+  SessionCore& core_;
+  std::string input_;
+  MessageParser parser_;
+  Buffer reply_;
+  std::vector<std::unique_ptr<Member>> members_;
+  std::vector<std::unique_ptr<Group>> groups_;
+  std::size_t group_count_ = 0;
+  std::size_t count_ = 0;
+  bool batch_ = false;
+  bool whole_ = false;  // reply_ answers the message as a whole (no members ran)
+  ReplyBudget budget_;
+  std::atomic<std::size_t> outstanding_{0};  // members not done, plus holds: the reply waits
+  std::atomic<std::size_t> refs_{0};         // tasks not done with the job, plus one until the reply is sent
+  Completion done_;
+};
+
+inline Handoff::~Handoff() {
+  if (ran_.exchange(true, std::memory_order_acq_rel)) return;
+  job_.not_run(what_, group_, why_not_run);
+  job_.unref();
+}
+
+inline void Handoff::run() {
+  if (ran_.exchange(true, std::memory_order_acq_rel)) return;  // another copy ran, or is running
+  {
+    WorkspaceLease ws;
+    if (group_) {
+      job_.guarded_group(what_, *ws);
+    } else {
+      job_.run_task(what_, *ws);
+    }
+  }
+  job_.unref();
+}
+
+}  // namespace rpc::detail

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT
+// One member of a message handled by a session (a singleton is a message of one member).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "../buffer.hpp"
+#include "deferred.hpp"
+#include "request.hpp"
+
+namespace rpc::detail {
+
+struct Method;
+class Job;
+class Member;
+
+// The requests that can be cancelled, by id key.
+using InFlight = std::unordered_multimap<std::string_view, Member*>;
+
+// Reused from message to message by its job; every field is reset before the member runs.
+class Member final : public Deferred {
+ public:
+  static constexpr std::size_t none = static_cast<std::size_t>(-1);
+
+  Job* job = nullptr;
+  std::size_t index = 0;
+  Request request;
+  const Method* method = nullptr;  // set while the member still has to run
+  Buffer text;                     // its response; empty: none
+
+  // A stop state of its own for each request with an id: a token a finished handler kept must
+  // not see a later request's cancel. Copied (not touched) by cancels, under the session's lock.
+  std::stop_source stop{std::nostopstate};
+  std::string key;  // its id as a lookup key
+  bool enrolled = false;
+  InFlight::node_type node;  // its entry in the in-flight table while not enrolled, kept for reuse
+  std::size_t group = none;  // its group in the job (batch-aware dispatch), or none
+
+  // While a Responder answers for it: that Responder's state, and the member's place in the
+  // session's list of requests waiting on one. Both guarded by the session's mutex.
+  std::weak_ptr<ResponderState> responder;
+  std::size_t awaiting = none;
+
+  // The handler returning and its Responder answering can happen in either order, on two
+  // threads; the second of the two writes the response (the first may still be writing).
+  std::atomic<int> arrivals{0};
+  bool second_arrival() { return arrivals.fetch_add(1, std::memory_order_acq_rel) == 1; }
+
+  // queued -> running when a thread starts it, queued -> cancelled when a cancel gets there
+  // first (then the canceller answers it at once); whoever moves it from queued owns it until
+  // it is answered (done).
+  enum Phase : int { queued, running, cancelled, done };
+  std::atomic<int> phase{queued};
+  bool claim(Phase to) {
+    int expected = queued;
+    return phase.compare_exchange_strong(expected, to, std::memory_order_acq_rel);
+  }
+
+ private:
+  void on_complete() override;
+  void attach(const std::shared_ptr<ResponderState>& state) override;
+};
+
+}  // namespace rpc::detail

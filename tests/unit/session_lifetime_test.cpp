@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: MIT
+// Sessions under misuse and at the edges of their lifetime: stop callbacks that answer, executors
+// that throw, drop or die, Responders kept after their request or their session has ended.
+#include <batchrpc/session.hpp>
+
+#include <batchrpc/builtins.hpp>
+#include <batchrpc/executor.hpp>
+#include <batchrpc/responder.hpp>
+#include <batchrpc/router.hpp>
+
+#include <doctest/doctest.h>
+
+#include "support/printing.hpp"
+#include "support/replies.hpp"
+#include "support/watchdog.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace {
+
+using namespace replies;
+
+std::string request(std::string_view method, std::string_view id, std::string_view params = {}) {
+  std::string s = R"({"jsonrpc":"2.0","method":")" + std::string(method) + "\"";
+  if (!params.empty()) s += R"(,"params":)" + std::string(params);
+  if (!id.empty()) s += R"(,"id":)" + std::string(id);
+  return s + "}";
+}
+
+std::string overloaded(std::string_view id, std::string_view reason) {
+  return error(id, -32004, "Server overloaded", R"({"reason":")" + std::string(reason) + "\"}");
+}
+
+// The replies a session's completions received, in the order they came.
+struct Replies {
+  std::mutex mutex;
+  std::vector<std::optional<std::string>> got;
+
+  rpc::Completion callback() {
+    return [this](std::optional<std::string_view> reply) {
+      std::lock_guard lock(mutex);
+      got.emplace_back(reply ? std::optional<std::string>(*reply) : std::nullopt);
+    };
+  }
+  std::vector<std::optional<std::string>> all() {
+    std::lock_guard lock(mutex);
+    return got;
+  }
+};
+
+// Handlers that park their Responder, answering it from a stop callback when cancelled: the
+// natural way to answer at once when a timer or an I/O wait is cancelled.
+struct Parking {
+  struct Parked {
+    explicit Parked(rpc::Responder r) : done(std::move(r)) {}
+    rpc::Responder done;
+    std::optional<std::stop_callback<std::function<void()>>> on_stop;
+  };
+  std::mutex mutex;
+  std::vector<std::shared_ptr<Parked>> parked;
+  rpc::Router router;
+
+  Parking() {
+    rpc::add_builtins(router);
+    router.add("park", [this](rpc::Responder done) {
+      auto p = std::make_shared<Parked>(done);
+      // Runs inside request_stop(): it answers, which completes the member and the message.
+      p->on_stop.emplace(done.stop_token(), std::function<void()>([done] { done.reject(rpc::cancelled()); }));
+      std::lock_guard lock(mutex);
+      parked.push_back(std::move(p));
+    });
+    router.add("add", [](int a, int b) { return a + b; });
+  }
+  ~Parking() {
+    std::lock_guard lock(mutex);
+    parked.clear();
+  }
+};
+
+// Executors that misbehave in the ways real ones do.
+struct Refusing final : rpc::Executor {
+  void execute(std::function<void()>) override { throw std::runtime_error("queue full"); }
+};
+struct Dropping final : rpc::Executor {
+  void execute(std::function<void()> task) override { std::function<void()> gone = std::move(task); }
+};
+struct Inline final : rpc::Executor {
+  void execute(std::function<void()> task) override { task(); }
+};
+// Keeps tasks until run_all() runs them (on whatever thread calls it).
+struct Delaying final : rpc::Executor {
+  std::mutex mutex;
+  std::vector<std::function<void()>> tasks;
+  void execute(std::function<void()> task) override {
+    std::lock_guard lock(mutex);
+    tasks.push_back(std::move(task));
+  }
+  void run_all() {
+    std::vector<std::function<void()>> now;
+    {
+      std::lock_guard lock(mutex);
+      now.swap(tasks);
+    }
+    for (auto& task : now) task();
+  }
+};
+
+}  // namespace
+
+TEST_SUITE("session lifetime") {
+  TEST_CASE("a stop callback that rejects its Responder: notifications/cancel answers it, no deadlock") {
+    Parking f;
+    Replies replies;
+    rpc::Session session(f.router);
+    watchdog::must_finish("cancel with an answering stop callback", [&] {
+      session.handle(request("park", "1"), replies.callback());
+      CHECK(replies.all().empty());
+      CHECK(session.in_flight() == 1);
+      session.handle(request("notifications/cancel", "", R"({"id":1})"), replies.callback());
+    });
+    const auto got = replies.all();
+    REQUIRE(got.size() == 2);
+    CHECK(got[0] == cancelled("1"));  // the parked request, answered by its stop callback
+    CHECK(got[1] == std::nullopt);    // the cancel notification itself
+    CHECK(session.in_flight() == 0);
+  }
+
+  TEST_CASE("a stop callback that rejects its Responder: Session::cancel from another thread answers it") {
+    Parking f;
+    Replies replies;
+    rpc::Session session(f.router);
+    session.handle(request("park", "\"a\""), replies.callback());
+    watchdog::must_finish("Session::cancel with an answering stop callback", [&] {
+      std::thread other([&] { CHECK(session.cancel(rpc::Value("a"))); });
+      other.join();
+    });
+    CHECK(replies.all() == std::vector<std::optional<std::string>>{cancelled("\"a\"")});
+  }
+
+  TEST_CASE("a stop callback that rejects its Responder: ~Session answers it, no deadlock") {
+    Parking f;
+    Replies replies;
+    watchdog::must_finish("~Session with an answering stop callback", [&] {
+      rpc::Session session(f.router);
+      session.handle(request("park", "1"), replies.callback());
+      session.handle(request("park", "2"), replies.callback());
+    });
+    auto got = replies.all();  // cancelled in no particular order
+    std::sort(got.begin(), got.end());
+    CHECK(got == std::vector<std::optional<std::string>>{cancelled("1"), cancelled("2")});
+  }
+
+  TEST_CASE("a stop callback that rejects its Responder: cancel_all answers every request") {
+    Parking f;
+    Replies replies;
+    rpc::ThreadPool pool(2);
+    rpc::Session session(f.router, {.executor = &pool});
+    session.handle("[" + request("park", "1") + "," + request("park", "2") + "]", replies.callback());
+    watchdog::must_finish("cancel_all with answering stop callbacks", [&] {
+      while (session.in_flight() != 2 || [&] { std::lock_guard l(f.mutex); return f.parked.size() != 2; }()) {
+        std::this_thread::yield();
+      }
+      CHECK(session.cancel_all() == 2);
+      session.drain();
+    });
+    CHECK(replies.all() == std::vector<std::optional<std::string>>{"[" + cancelled("1") + "," + cancelled("2") + "]"});
+  }
+
+  TEST_CASE("an executor that throws: its members are answered -32004 and the session stays usable") {
+    Parking f;
+    Refusing refusing;
+    watchdog::must_finish("a throwing executor", [&] {
+      rpc::Session session(f.router, {.executor = &refusing});
+      CHECK(session.handle(request("add", "1", "[1,2]")) == overloaded("1", "the executor refused the task"));
+      // A batch: the inline-only ping still runs; the refused member is answered, in order.
+      CHECK(session.handle("[" + request("add", "1", "[1,2]") + "," + request("ping", "2") + "]") ==
+            "[" + overloaded("1", "the executor refused the task") + "," + result("2", "{}") + "]");
+      CHECK(session.in_flight() == 0);
+      CHECK(session.handle(request("ping", "3")) == result("3", "{}"));
+    });
+  }
+
+  TEST_CASE("an executor that drops its tasks unrun: their members are answered -32004") {
+    Parking f;
+    Dropping dropping;
+    watchdog::must_finish("a dropping executor", [&] {
+      rpc::Session session(f.router, {.executor = &dropping});
+      CHECK(session.handle(request("add", "1", "[1,2]")) == overloaded("1", "the executor dropped the task"));
+      CHECK(session.in_flight() == 0);
+    });
+  }
+
+  TEST_CASE("an executor that runs tasks inline, inside execute()") {
+    Parking f;
+    Inline inline_executor;
+    rpc::Session session(f.router, {.executor = &inline_executor});
+    CHECK(session.handle("[" + request("add", "1", "[1,2]") + "," + request("add", "2", "[3,4]") + "]") ==
+          "[" + result("1", "3") + "," + result("2", "7") + "]");
+  }
+
+  TEST_CASE("an executor that runs tasks later, on another thread") {
+    Parking f;
+    Delaying delaying;
+    Replies replies;
+    {
+      rpc::Session session(f.router, {.executor = &delaying});
+      session.handle("[" + request("add", "1", "[1,2]") + "," + request("add", "2", "[3,4]") + "]",
+                     replies.callback());
+      CHECK(replies.all().empty());
+      std::thread runner([&] { delaying.run_all(); });
+      runner.join();
+    }
+    CHECK(replies.all() == std::vector<std::optional<std::string>>{"[" + result("1", "3") + "," + result("2", "7") + "]"});
+  }
+
+  TEST_CASE("a ThreadPool destroyed before its session: messages are answered -32004, no use-after-free") {
+    Parking f;
+    auto pool = std::make_unique<rpc::ThreadPool>(1);
+    rpc::Session session(f.router, {.executor = pool.get()});
+    CHECK(session.handle(request("add", "1", "[1,2]")) == result("1", "3"));
+    pool.reset();
+    CHECK(session.handle(request("add", "2", "[1,2]")) == overloaded("2", "the executor is gone"));
+    CHECK(session.handle(request("ping", "3")) == result("3", "{}"));  // inline-only: no executor needed
+  }
+
+  TEST_CASE("a Responder copy kept after the session is gone owns what it reads") {
+    rpc::Router router;
+    std::optional<rpc::Responder> kept;
+    router.add("keep", [&kept](rpc::Responder done) {
+      kept = done;
+      done.resolve(1);
+    });
+    {
+      rpc::Session session(router);
+      CHECK(session.handle(request("keep", "1")) == result("1", "1"));
+    }
+    REQUIRE(kept.has_value());
+    CHECK_FALSE(kept->stop_requested());  // read after the session (and its slots) are gone
+    CHECK_FALSE(kept->pending());
+    CHECK_THROWS_AS(kept->resolve(2), std::logic_error);  // answered already, by this very request
+  }
+
+  TEST_CASE("a Responder copy kept after answering does not see a later request's cancel") {
+    Parking f;
+    std::optional<rpc::Responder> kept;
+    f.router.add("keep", [&kept](rpc::Responder done) {
+      kept = done;
+      done.resolve(1);
+    });
+    Replies replies;
+    rpc::Session session(f.router);
+    CHECK(session.handle(request("keep", "1")) == result("1", "1"));
+    session.handle(request("park", "2"), replies.callback());  // reuses the first request's slot
+    CHECK(session.cancel(rpc::Value(2)));
+    CHECK(replies.all() == std::vector<std::optional<std::string>>{cancelled("2")});
+    REQUIRE(kept.has_value());
+    CHECK_FALSE(kept->stop_requested());
+  }
+
+  TEST_CASE("~Session answers requests whose Responder is kept unanswered; a later answer is refused quietly") {
+    rpc::Router router;
+    std::mutex mutex;
+    std::vector<rpc::Responder> registry;
+    router.add("park", [&](rpc::Responder done) {
+      std::lock_guard lock(mutex);
+      registry.push_back(std::move(done));  // ignores cancellation: only the registry answers
+    });
+    Replies replies;
+    watchdog::must_finish("~Session with parked Responders", [&] {
+      rpc::Session session(router);
+      session.handle(request("park", "1"), replies.callback());
+      session.handle("[" + request("park", "2") + "," + request("park", "") + "]", replies.callback());
+    });
+    auto got = replies.all();  // the two messages complete in no particular order
+    std::sort(got.begin(), got.end());
+    CHECK(got == std::vector<std::optional<std::string>>{"[" + cancelled("2") + "]", cancelled("1")});
+    std::lock_guard lock(mutex);
+    REQUIRE(registry.size() == 3);
+    for (rpc::Responder& done : registry) {
+      CHECK_FALSE(done.pending());
+      CHECK_FALSE(done.resolve(7));  // the session answered it: quietly refused, nothing thrown
+    }
+  }
+}
