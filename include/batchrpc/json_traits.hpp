@@ -180,31 +180,78 @@ struct JsonTraits<Json> {
   static void write(ResultWriter& w, const Json& j) { w.raw(j); }
 };
 
+namespace detail {
+// Writes a value that is not an array or an object.
+inline void write_scalar(ResultWriter& w, const Value& v) {
+  switch (v.GetType()) {
+    case rapidjson::kNullType: return w.null();
+    case rapidjson::kFalseType: return w.boolean(false);
+    case rapidjson::kTrueType: return w.boolean(true);
+    case rapidjson::kStringType: return w.string(std::string_view(v.GetString(), v.GetStringLength()));
+    case rapidjson::kNumberType:
+      if (v.IsInt64()) return w.integer(v.GetInt64());
+      if (v.IsUint64()) return w.unsigned_integer(v.GetUint64());
+      return w.number(v.GetDouble());
+    case rapidjson::kArrayType:
+    case rapidjson::kObjectType:
+      break;
+  }
+}
+
+// Writes an array or an object with a stack of its own instead of recursion: with unlimited
+// depth, a value nested a million deep must cost heap, not the machine stack.
+inline void write_tree(ResultWriter& w, const Value& root) {
+  struct Open {
+    const Value* next = nullptr;  // arrays: the next element
+    const Value* end = nullptr;
+    Value::ConstMemberIterator member{}, members_end{};  // objects: the next member
+    bool object = false;
+  };
+  std::vector<Open> stack;
+  const auto open = [&](const Value& v) {
+    if (v.IsArray()) {
+      w.start_array();
+      stack.push_back({v.Begin(), v.End(), {}, {}, false});
+    } else {
+      w.start_object();
+      stack.push_back({nullptr, nullptr, v.MemberBegin(), v.MemberEnd(), true});
+    }
+  };
+  open(root);
+  while (!stack.empty()) {
+    Open& top = stack.back();
+    const Value* v = nullptr;
+    if (top.object) {
+      if (top.member == top.members_end) {
+        w.end_object();
+        stack.pop_back();
+        continue;
+      }
+      w.key(std::string_view(top.member->name.GetString(), top.member->name.GetStringLength()));
+      v = &top.member->value;
+      ++top.member;
+    } else {
+      if (top.next == top.end) {
+        w.end_array();
+        stack.pop_back();
+        continue;
+      }
+      v = top.next++;
+    }
+    if (v->IsArray() || v->IsObject()) {
+      open(*v);  // `top` is not used after this: push_back may move it
+    } else {
+      write_scalar(w, *v);
+    }
+  }
+}
+}  // namespace detail
+
 template <>
 struct JsonTraits<Value> {
   static void write(ResultWriter& w, const Value& v) {
-    switch (v.GetType()) {
-      case rapidjson::kNullType: return w.null();
-      case rapidjson::kFalseType: return w.boolean(false);
-      case rapidjson::kTrueType: return w.boolean(true);
-      case rapidjson::kStringType:
-        return w.string(std::string_view(v.GetString(), v.GetStringLength()));
-      case rapidjson::kNumberType:
-        if (v.IsInt64()) return w.integer(v.GetInt64());
-        if (v.IsUint64()) return w.unsigned_integer(v.GetUint64());
-        return w.number(v.GetDouble());
-      case rapidjson::kArrayType:
-        w.start_array();
-        for (const auto& e : v.GetArray()) write(w, e);
-        return w.end_array();
-      case rapidjson::kObjectType:
-        w.start_object();
-        for (const auto& m : v.GetObject()) {
-          w.key(std::string_view(m.name.GetString(), m.name.GetStringLength()));
-          write(w, m.value);
-        }
-        return w.end_object();
-    }
+    if (v.IsArray() || v.IsObject()) return detail::write_tree(w, v);
+    detail::write_scalar(w, v);
   }
 };
 
