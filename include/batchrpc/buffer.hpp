@@ -28,6 +28,8 @@ class Buffer {
   [[nodiscard]] std::string str() const { return std::string(view()); }
   /// Number of bytes written.
   [[nodiscard]] std::size_t size() const noexcept { return sb_.GetSize(); }
+  /// Bytes the buffer can hold before it grows.
+  [[nodiscard]] std::size_t capacity() const noexcept { return sb_.stack_.GetCapacity(); }
   /// True when nothing is written.
   [[nodiscard]] bool empty() const noexcept { return sb_.GetSize() == 0; }
   /// Forgets the content and keeps the capacity.
@@ -48,6 +50,9 @@ class Buffer {
   void truncate(std::size_t size) noexcept {
     if (size < sb_.GetSize()) sb_.Pop(sb_.GetSize() - size);
   }
+
+  /// Exchanges the contents (and capacities) of two buffers.
+  void swap(Buffer& other) noexcept { sb_.stack_.Swap(other.sb_.stack_); }
 
   /// The RapidJSON stream underneath, for `rapidjson::Writer`.
   [[nodiscard]] rapidjson::StringBuffer& stream() noexcept { return sb_; }

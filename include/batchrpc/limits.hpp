@@ -16,6 +16,8 @@ namespace rpc {
  * | `max_message_bytes`  | 16 MiB   | one `-32001 Message too large`, nothing parsed           |
  * | `max_depth`          | 128      | one `-32002 Nesting too deep`, parsing stops there       |
  * | `max_response_bytes` | 64 MiB   | each response that would not fit: `-32003` in its place  |
+ * | `max_parse_ratio`    | 8        | one `-32001 Message too large`, `data.reason`, `budget`  |
+ * | `max_inflight_bytes` | 512 MiB  | sessions: `-32004 Server overloaded`, not parsed         |
  *
  * Use `Limits::unlimited` to switch one off.
  */
@@ -30,7 +32,29 @@ struct Limits {
   /// Deepest nesting of arrays and objects (the top-level batch array counts as one level).
   std::size_t max_depth = 128;
   /// Most bytes one reply may have; responses that would go past it are replaced by `-32003`.
+  /// A result stops being written (and takes no more memory) as soon as it passes this.
   std::size_t max_response_bytes = std::size_t{64} << 20;
+  /// Most memory the parsed form of a message may take, as a multiple of the message's size
+  /// (never less than `min_parse_budget`): RapidJSON's values are 16 bytes each, so a message
+  /// of one-digit numbers (`[0,0,0,...]`) would take 16 times its size, and empty arrays or
+  /// short object members 10 times. Parsing stops as soon as the budget is passed.
+  std::size_t max_parse_ratio = 8;
+  /// Most bytes the messages that a router's sessions are handling at once may hold together;
+  /// each counts `max_parse_ratio + 2` times its size (itself, a copy, its parsed form) from
+  /// the moment it is handed in until its reply is sent. A message that does not fit is
+  /// answered `-32004 Server overloaded` without being parsed. `Router::handle` (the trusted
+  /// in-process path) is not counted.
+  std::size_t max_inflight_bytes = std::size_t{512} << 20;
+
+  /// The parse budget of a small message (see `max_parse_ratio`).
+  static constexpr std::size_t min_parse_budget = std::size_t{64} << 10;
+
+  /// The parse budget of a message of `size` bytes.
+  [[nodiscard]] constexpr std::size_t parse_budget(std::size_t size) const noexcept {
+    if (max_parse_ratio == unlimited || (size != 0 && max_parse_ratio > unlimited / size)) return unlimited;
+    const std::size_t budget = max_parse_ratio * size;
+    return budget < min_parse_budget ? min_parse_budget : budget;
+  }
 };
 
 }  // namespace rpc

@@ -25,6 +25,7 @@
 #include "limits.hpp"
 #include "method_options.hpp"
 #include "names.hpp"
+#include "detail/inflight.hpp"
 #include "detail/method_table.hpp"
 
 namespace rpc {
@@ -33,6 +34,7 @@ namespace detail {
 struct Workspace;
 struct Request;
 struct ParsedRequest;
+struct RouterAccess;
 }  // namespace detail
 
 /// Called with the method name and the exception when a handler throws anything other than
@@ -203,6 +205,7 @@ class Router {
   [[nodiscard]] BATCHRPC_DECL bool handle_insitu(std::span<char> message, Buffer& reply) const;
 
  private:
+  friend struct detail::RouterAccess;
   BATCHRPC_DECL void add_method(std::string_view name, detail::Method method);
   BATCHRPC_DECL bool handle_copy(std::string_view message, detail::Workspace& ws, Buffer& out) const;
   BATCHRPC_DECL bool process(char* text, std::size_t size, detail::Workspace& ws, Buffer& out) const;
@@ -221,7 +224,16 @@ class Router {
   std::map<std::string, Json, std::less<>> capability_settings_;
   RouterOptions options_;
   bool has_batch_handlers_ = false;
+  // What its sessions' messages hold while they are handled (Limits::max_inflight_bytes).
+  std::unique_ptr<detail::InflightBytes> inflight_ = std::make_unique<detail::InflightBytes>();
 };
+
+namespace detail {
+// Lets sessions reach a router's shared counters without making them part of the public API.
+struct RouterAccess {
+  static InflightBytes& inflight(const Router& r) noexcept { return *r.inflight_; }
+};
+}  // namespace detail
 
 }  // namespace rpc
 

@@ -3,6 +3,7 @@
 /// `rpc::Session`: one connection's view of a router (granted capabilities, requests in flight).
 #pragma once
 
+#include <concepts>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -69,6 +70,14 @@ class Session {
    */
   BATCHRPC_DECL void handle(std::string_view message, Completion done);
 
+  /// The same, taking the message's text over instead of copying it: a transport that has
+  /// read a message into a `std::string` of its own hands it in with `std::move`.
+  template <class Text>
+    requires std::same_as<Text, std::string>
+  void handle(Text&& message, Completion done) {
+    handle_owned(std::move(message), std::move(done));
+  }
+
   /// Handles one message and waits for its reply (`std::nullopt`: nothing to send). Do not
   /// call it from a handler of the same session when it has an executor: the wait can hold
   /// the thread the inner message needs (use `Router::handle`, or the tools of tools.hpp).
@@ -96,6 +105,8 @@ class Session {
   [[nodiscard]] BATCHRPC_DECL std::size_t in_flight() const;
 
  private:
+  BATCHRPC_DECL void handle_owned(std::string&& message, Completion done);
+
   std::unique_ptr<detail::SessionCore> core_;
 };
 

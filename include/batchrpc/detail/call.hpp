@@ -10,6 +10,7 @@
 #include "../result_writer.hpp"
 #include "../router.hpp"
 #include "deferred.hpp"
+#include "document.hpp"
 #include "group.hpp"
 #include "request.hpp"
 
@@ -37,6 +38,11 @@ BATCHRPC_DECL void write_deferred(const RouterOptions& options, const Request& r
 BATCHRPC_DECL void call_group(const RouterOptions& options, const Method& method,
                               Context::Origin origin, std::span<GroupMember> members,
                               GroupScratch& scratch);
+
+// The reply to a message that could not be read as requests (any status but ParseStatus::ok):
+// one error for the message as a whole, with id null.
+BATCHRPC_DECL void write_unreadable(const ParseOutcome& parsed, const Limits& limits, ResultWriter& w,
+                                    Buffer& out);
 
 // `-32601` for a method the session is not granted, naming the capability.
 BATCHRPC_DECL void write_not_granted(const RequestId& id, std::string_view capability,

@@ -17,41 +17,42 @@ namespace rpc::detail {
 // member, so ids can be echoed byte for byte. Past the batch cap nothing more is built.
 class MessageBuilder : public SaxChecks {
  public:
+  // `size`: the message's length, which sets its parse budget.
   MessageBuilder(Document& doc, std::vector<std::string_view>* raw_ids, const Limits& limits,
-                 bool escapes = true)
-      : SaxChecks(limits, escapes), doc_(doc), raw_ids_(raw_ids) {}
+                 std::size_t size, bool escapes = true)
+      : SaxChecks(limits, escapes, size), doc_(doc), raw_ids_(raw_ids) {}
 
-  bool Null() { return note_value(), !checking() || doc_.Null(); }
-  bool Bool(bool b) { return note_value(), !checking() || doc_.Bool(b); }
+  bool Null() { return note_value(), !checking() || (push_value() && doc_.Null()); }
+  bool Bool(bool b) { return note_value(), !checking() || (push_value() && doc_.Bool(b)); }
   // Not called with kParseNumbersAsStringsFlag; present to satisfy the Handler concept.
-  bool Int(int i) { return note_value(), !checking() || doc_.Int(i); }
-  bool Uint(unsigned u) { return note_value(), !checking() || doc_.Uint(u); }
-  bool Int64(std::int64_t i) { return note_value(), !checking() || doc_.Int64(i); }
-  bool Uint64(std::uint64_t u) { return note_value(), !checking() || doc_.Uint64(u); }
-  bool Double(double d) { return note_value(), !checking() || doc_.Double(d); }
+  bool Int(int i) { return note_value(), !checking() || (push_value() && doc_.Int(i)); }
+  bool Uint(unsigned u) { return note_value(), !checking() || (push_value() && doc_.Uint(u)); }
+  bool Int64(std::int64_t i) { return note_value(), !checking() || (push_value() && doc_.Int64(i)); }
+  bool Uint64(std::uint64_t u) { return note_value(), !checking() || (push_value() && doc_.Uint64(u)); }
+  bool Double(double d) { return note_value(), !checking() || (push_value() && doc_.Double(d)); }
   bool RawNumber(const char* text, rapidjson::SizeType length, bool) {
     const bool is_id = pending_id_;
     note_value();
     if (!checking()) return true;
     if (is_id && raw_ids_ != nullptr) raw_ids_->back() = std::string_view(text, length);
-    return put(doc_, text, length);
+    return push_value() && put(doc_, text, length);
   }
   bool String(const char* text, rapidjson::SizeType length, bool copy) {
     note_value();
-    return !checking() || (valid_escapes(text, length) && doc_.String(text, length, copy));
+    return !checking() || (valid_escapes(text, length) && push_value() && doc_.String(text, length, copy));
   }
   bool Key(const char* text, rapidjson::SizeType length, bool copy) {
     pending_id_ = depth_ == request_depth() && length == 2 && text[0] == 'i' && text[1] == 'd';
-    return !checking() || (valid_escapes(text, length) && doc_.Key(text, length, copy));
+    return !checking() || (valid_escapes(text, length) && push_value() && doc_.Key(text, length, copy));
   }
   bool StartObject() {
     note_value();
     if (!enter()) return false;
-    return !checking() || doc_.StartObject();
+    return !checking() || (push_value() && doc_.StartObject());
   }
   bool EndObject(rapidjson::SizeType count) {
     --depth_;
-    return !checking() || doc_.EndObject(count);
+    return !checking() || (close_container(count, true) && doc_.EndObject(count));
   }
   bool StartArray() {
     if (depth_ == 0) {
@@ -60,11 +61,11 @@ class MessageBuilder : public SaxChecks {
       note_value();
     }
     if (!enter()) return false;
-    return !checking() || doc_.StartArray();
+    return !checking() || (push_value() && doc_.StartArray());
   }
   bool EndArray(rapidjson::SizeType count) {
     --depth_;
-    return !checking() || doc_.EndArray(count);
+    return !checking() || (close_container(count, false) && doc_.EndArray(count));
   }
 
  private:

@@ -29,7 +29,9 @@ namespace rpc::detail {
 // allocates nothing per message. Not thread-safe: one per thread (see Workspace).
 class MessageParser {
  public:
-  MessageParser() = default;  // memory is taken on the first parse, so idle parsers cost nothing
+  // Memory is taken on the first parse, so idle parsers cost nothing. Up to `retain` bytes of
+  // pool are kept between messages (more only while a message needs them).
+  explicit MessageParser(std::size_t retain = kMaxRetainedPoolBytes) : retain_(retain) {}
   MessageParser(const MessageParser&) = delete;
   MessageParser& operator=(const MessageParser&) = delete;
 
@@ -62,13 +64,13 @@ class MessageParser {
   void release() {
     if (!doc_) return;
     doc_->SetNull();
-    const std::size_t used = value_pool_->Capacity() + stack_pool_->Capacity();
-    if (used > pool_bytes_ && used <= kMaxRetainedPoolBytes) {
+    const std::size_t used = value_pool_->Capacity();
+    if (used > pool_bytes_ && used <= retain_) {
       make_pools(used);  // grow the reusable buffer to what this message needed
     } else {
       value_pool_->Clear();
-      stack_pool_->Clear();
     }
+    stack_.trim(retain_ / 4);
     if (requests_.capacity() > kMaxRetainedIds) std::vector<ParsedRequest>().swap(requests_);
     if (names_.capacity() > kMaxRetainedIds) std::vector<std::string_view>().swap(names_);
   }
@@ -84,7 +86,7 @@ class MessageParser {
     if (!doc_) make_pools(kInitialPoolBytes);
     // Without a backslash nothing needs unescaping, and strings are read where they lie.
     const bool escapes = std::memchr(text, '\\', size) != nullptr;
-    Builder builder(*doc_, out..., limits, escapes);
+    Builder builder(*doc_, out..., limits, size, escapes);
     if (escapes) return read(InsituStream<true>(text), text, size, limits, builder);
     return read(InsituStream<false>(text), text, size, limits, builder);
   }
@@ -104,15 +106,20 @@ class MessageParser {
       if (result.IsError() || !builder.built()) return false;
       if constexpr (kRequests) {
         batch_ = builder.is_batch();
+        if (!builder.close_params()) return false;
         doc.EndArray(builder.params_count());
       }
       return true;
     };
     doc_->Populate(generate);
+    stack_.trim(retain_ / 4);  // a large parse stack is not kept while the handlers run
 
     // The stream's positions as offsets into the text.
     const auto offset = [text](std::size_t tell) { return Stream::offset(tell, text); };
     if (builder.status() == ParseStatus::too_deep) return {ParseStatus::too_deep};
+    if (builder.status() == ParseStatus::too_costly) {
+      return {.status = ParseStatus::too_costly, .budget = builder.budget()};
+    }
     if (builder.escape_rejected()) {
       return {ParseStatus::syntax_error, offset(result.Offset()), "Invalid UTF-8 from an escape (a lone surrogate)."};
     }
@@ -140,26 +147,22 @@ class MessageParser {
   void make_pools(std::size_t bytes) {
     doc_.reset();
     value_pool_.reset();
-    stack_pool_.reset();
-    // Both pools start on a max_align_t boundary: RapidJSON puts its chunk header there.
+    // The pool starts on a max_align_t boundary: RapidJSON puts its chunk header there.
     constexpr std::size_t align = alignof(std::max_align_t);
-    const auto round_up = [](std::size_t n) { return (n + align - 1) / align * align; };
-    bytes = round_up(bytes);
+    bytes = (bytes + align - 1) / align * align;
     pool_bytes_ = bytes;
-    const std::size_t stack_bytes = round_up(bytes / 4);  // the parse stack holds one level's values
     buffer_ = std::make_unique<std::max_align_t[]>(bytes / sizeof(std::max_align_t) + 1);
-    char* base = reinterpret_cast<char*>(buffer_.get());
-    value_pool_.emplace(base, bytes - stack_bytes);
-    stack_pool_.emplace(base + (bytes - stack_bytes), stack_bytes);
-    doc_.emplace(&*value_pool_, kStackCapacity, &*stack_pool_);
+    value_pool_.emplace(buffer_.get(), bytes);
+    doc_.emplace(&*value_pool_, kStackCapacity, &stack_);
   }
 
   static constexpr std::size_t kStackCapacity = 4096;
 
+  std::size_t retain_;
   std::unique_ptr<std::max_align_t[]> buffer_;
   std::size_t pool_bytes_ = 0;
+  StackArena stack_;  // declared before doc_, which uses it
   std::optional<Pool> value_pool_;
-  std::optional<Pool> stack_pool_;
   std::optional<Document> doc_;
   rapidjson::GenericReader<rapidjson::UTF8<>, rapidjson::UTF8<>> reader_;
   std::vector<ParsedRequest> requests_;

@@ -30,20 +30,26 @@ struct ParsedRequest {
 // The document's root becomes an array of the params values, in member order.
 class RequestReader : public SaxChecks {
  public:
+  // `size`: the message's length, which sets its parse budget.
   RequestReader(Document& doc, std::vector<ParsedRequest>& requests,
-                std::vector<std::string_view>& names, const Limits& limits, bool escapes)
-      : SaxChecks(limits, escapes), doc_(doc), requests_(requests), names_(names) {}
+                std::vector<std::string_view>& names, const Limits& limits, std::size_t size,
+                bool escapes)
+      : SaxChecks(limits, escapes, size), doc_(doc), requests_(requests), names_(names) {
+    push_value();  // the root array that holds the params values
+  }
 
   bool is_batch() const { return batch_; }
   rapidjson::SizeType params_count() const { return params_count_; }
+  // Counts the root array closing; false when that passes the parse budget.
+  bool close_params() { return close_container(params_count_, false); }
 
   bool Null() {
     const Place place = next_place();
-    return place == Place::built ? doc_.Null() : scalar_at(place, Type::null, {});
+    return place == Place::built ? push_value() && doc_.Null() : scalar_at(place, Type::null, {});
   }
   bool Bool(bool b) {
     const Place place = next_place();
-    return place == Place::built ? doc_.Bool(b) : scalar_at(place, Type::other, {});
+    return place == Place::built ? push_value() && doc_.Bool(b) : scalar_at(place, Type::other, {});
   }
   // Not called with kParseNumbersAsStringsFlag; present to satisfy the Handler concept.
   bool Int(int) { return false; }
@@ -54,20 +60,20 @@ class RequestReader : public SaxChecks {
   bool RawNumber(const char* text, rapidjson::SizeType length, bool) {
     const Place place = next_place();
     if (place == Place::ignored) return true;
-    if (place == Place::built) return put(doc_, text, length);
+    if (place == Place::built) return push_value() && put(doc_, text, length);
     return number_fits(text, length) && scalar_at(place, Type::number, {text, length});
   }
   bool String(const char* text, rapidjson::SizeType length, bool copy) {
     const Place place = next_place();
     if (place == Place::ignored) return true;
     if (!valid_escapes(text, length)) return false;
-    if (place == Place::built) return doc_.String(text, length, copy);
+    if (place == Place::built) return push_value() && doc_.String(text, length, copy);
     return scalar_at(place, Type::string, {text, length});
   }
   bool Key(const char* text, rapidjson::SizeType length, bool copy) {
     if (!checking()) return true;
     if (!valid_escapes(text, length)) return false;
-    if (sink_ == Sink::build) return doc_.Key(text, length, copy);
+    if (sink_ == Sink::build) return push_value() && doc_.Key(text, length, copy);
     if (sink_ == Sink::skip) return true;
     name(std::string_view(text, length));  // a member of the request object
     return true;
@@ -112,7 +118,7 @@ class RequestReader : public SaxChecks {
       case Place::skipped:
         return true;
       case Place::built:
-        return object ? doc_.StartObject() : doc_.StartArray();
+        return push_value() && (object ? doc_.StartObject() : doc_.StartArray());
       case Place::root:
         if (object) return begin_request(), true;
         batch_ = true;
@@ -129,7 +135,7 @@ class RequestReader : public SaxChecks {
     if (field_ == Field::params && error_ == nullptr) {
       requests_.back().params_index = params_count_++;
       open_sink(Sink::build);
-      return object ? doc_.StartObject() : doc_.StartArray();
+      return push_value() && (object ? doc_.StartObject() : doc_.StartArray());
     }
     open_sink(Sink::skip);
     return true;
@@ -142,7 +148,7 @@ class RequestReader : public SaxChecks {
       const bool build = sink_ == Sink::build;
       if (depth_ < sink_depth_) sink_ = Sink::none;  // the sink's own container closes
       if (!build) return true;
-      return object ? doc_.EndObject(count) : doc_.EndArray(count);
+      return close_container(count, object) && (object ? doc_.EndObject(count) : doc_.EndArray(count));
     }
     if (object) finish_request();  // else the batch array closes
     return true;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // What every SAX handler between RapidJSON's reader and a document checks as it reads: the
-// depth limit, the batch cap, numbers within double range and strings whose escapes decode to
-// valid UTF-8.
+// depth limit, the batch cap, the parse budget, numbers within double range and strings whose
+// escapes decode to valid UTF-8.
 #pragma once
 
 #include <cstddef>
@@ -20,10 +20,12 @@ class SaxChecks {
 
   // `escapes`: whether the message holds a backslash at all; without one no string needs the
   // escape check.
-  SaxChecks(const Limits& limits, bool escapes)
-      : max_depth_(limits.max_depth), max_batch_(limits.max_batch), escapes_(escapes) {}
+  SaxChecks(const Limits& limits, bool escapes, std::size_t size)
+      : max_depth_(limits.max_depth), max_batch_(limits.max_batch),
+        budget_(limits.parse_budget(size)), escapes_(escapes) {}
 
   ParseStatus status() const { return status_; }
+  std::size_t budget() const { return budget_; }
   bool built() const { return status_ == ParseStatus::ok; }
   bool number_rejected() const { return number_rejected_; }
   bool escape_rejected() const { return escape_rejected_; }
@@ -54,6 +56,23 @@ class SaxChecks {
     return false;
   }
 
+  // The document's memory as RapidJSON lays it out, counted as it is built: every value is
+  // pushed on the parse stack (16 bytes); a closed container moves its elements (16 bytes each,
+  // 32 per object member) from the stack into the pool. The stack's buffer grows in steps of
+  // half its size, so it is counted at 1.5 times its peak. Parsing stops as soon as the total
+  // passes the budget, before RapidJSON allocates it.
+  bool push_value() {
+    stack_bytes_ += sizeof(rapidjson::Value);
+    if (stack_bytes_ > stack_peak_) stack_peak_ = stack_bytes_;
+    return affordable();
+  }
+  bool close_container(std::size_t count, bool object) {
+    const std::size_t bytes = count * (object ? sizeof(rapidjson::Value::Member) : sizeof(rapidjson::Value));
+    stack_bytes_ -= bytes;
+    pool_bytes_ += bytes;
+    return affordable();
+  }
+
   bool number_fits(const char* text, std::size_t length) {
     if (number_in_range(text, length)) return true;
     number_rejected_ = true;
@@ -69,8 +88,18 @@ class SaxChecks {
   ParseStatus status_ = ParseStatus::ok;
 
  private:
+  bool affordable() {
+    if (pool_bytes_ + stack_peak_ + stack_peak_ / 2 <= budget_) return true;
+    status_ = ParseStatus::too_costly;
+    return false;
+  }
+
   std::size_t max_depth_;
   std::size_t max_batch_;
+  std::size_t budget_;
+  std::size_t stack_bytes_ = 0;
+  std::size_t stack_peak_ = 0;
+  std::size_t pool_bytes_ = 0;
   std::size_t members_ = 0;
   bool escapes_;
   bool number_rejected_ = false;

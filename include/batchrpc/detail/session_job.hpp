@@ -86,20 +86,11 @@ class Job {
 
   // Parses the message and starts its members; returns once they are running or done. Every
   // path, out of memory included, ends in exactly one call of `done`.
-  void start(std::string_view message, Completion done) noexcept {
-    done_ = std::move(done);
-    whole_ = false;
-    count_ = 0;
-    outstanding_.store(1, std::memory_order_relaxed);  // the dispatcher's own hold
-    refs_.store(1, std::memory_order_relaxed);         // dropped once the reply is sent
-    budget_.reset(options().limits.max_response_bytes);
-    try {
-      WorkspaceLease ws;
-      dispatch(message, *ws);
-    } catch (...) {  // out of memory before any member started: answer the message as a whole
-      answer_out_of_memory();
-    }
-    release();
+  void start(std::string_view message, Completion done) noexcept { start(message, nullptr, std::move(done)); }
+  // The same with the message's text taken over (no copy): `owned` holds `message`.
+  void start(std::string&& owned, Completion done) noexcept {
+    const std::string_view message = owned;
+    start(message, &owned, std::move(done));
   }
 
   SessionCore& core() const noexcept { return core_; }
@@ -109,37 +100,55 @@ class Job {
   friend class Member;
   friend class SessionCore;
 
+  void start(std::string_view message, std::string* owned, Completion done) noexcept {
+    done_ = std::move(done);
+    whole_ = false;
+    count_ = 0;
+    outstanding_.store(1, std::memory_order_relaxed);  // the dispatcher's own hold
+    refs_.store(1, std::memory_order_relaxed);         // dropped once the reply is sent
+    budget_.reset(options().limits.max_response_bytes);
+    reply_.clear();
+    try {
+      WorkspaceLease ws;
+      if (admit(message.size())) {
+        dispatch(message, owned, *ws);
+      } else {
+        whole(*ws, ErrorCode::overloaded, ReasonData{"too many bytes of messages in progress"});
+      }
+    } catch (...) {  // out of memory before any member started: answer the message as a whole
+      answer_out_of_memory();
+    }
+    release();
+  }
+
   const RouterOptions& options() const { return core_.router.options(); }
+
+  // Counts the message in the router's bytes in progress until its reply is sent; false when
+  // it does not fit (Limits::max_inflight_bytes).
+  bool admit(std::size_t size) noexcept {
+    const Limits& limits = options().limits;
+    const std::size_t cost = InflightBytes::cost(limits, size);
+    if (!RouterAccess::inflight(core_.router).reserve(cost, limits.max_inflight_bytes)) return false;
+    admitted_ = cost;
+    return true;
+  }
 
   // Throws only before the first member is committed (counted in outstanding_); from then on,
   // each member's own failure is caught and answered (see guarded()).
-  void dispatch(std::string_view message, Workspace& ws) {
+  void dispatch(std::string_view message, std::string* owned, Workspace& ws) {
     const Limits& limits = options().limits;
-    reply_.clear();
     if (message.size() > limits.max_message_bytes) {
       return whole(ws, ErrorCode::message_too_large, MaxData{limits.max_message_bytes});
     }
-    input_.assign(message.data(), message.size());
+    if (owned != nullptr) {
+      input_.swap(*owned);  // in-situ parsing writes into it, and it lives as long as the job
+    } else {
+      input_.assign(message.data(), message.size());
+    }
     const ParseOutcome parsed = parser_.parse_requests(input_.data(), input_.size(), limits);
-    switch (parsed.status) {
-      case ParseStatus::ok:
-        break;
-      case ParseStatus::syntax_error:
-        return whole(ws, ErrorCode::parse_error, [&](ResultWriter& w) {
-          w.start_object();
-          w.key("offset");
-          w.unsigned_integer(parsed.offset);
-          w.key("reason");
-          w.string(parsed.reason);
-          w.end_object();
-        });
-      case ParseStatus::too_deep:
-        return whole(ws, ErrorCode::nesting_too_deep, MaxData{limits.max_depth});
-      case ParseStatus::batch_too_large:
-        whole_ = true;
-        write_error(reply_, ws.writer, null_id, static_cast<int>(ErrorCode::invalid_params),
-                    "Batch too large", MaxData{limits.max_batch});
-        return;
+    if (parsed.status != ParseStatus::ok) {
+      whole_ = true;
+      return write_unreadable(parsed, limits, ws.writer, reply_);
     }
     const std::span<const ParsedRequest> requests = parser_.requests();
     batch_ = parser_.is_batch();
@@ -453,7 +462,9 @@ class Job {
       parser_.release();
     } catch (...) {  // no memory to keep a larger pool: the next parse makes a fresh one
     }
-    if (input_.capacity() > (std::size_t{1} << 20)) std::string().swap(input_);
+    trim();
+    RouterAccess::inflight(core_.router).release(admitted_);
+    admitted_ = 0;
     Completion done = std::move(done_);
     try {
       if (reply_.empty()) {
@@ -463,7 +474,19 @@ class Job {
       }
     } catch (...) {  // the transport's callback failing must not stop the session
     }
+    if (reply_.capacity() > kRetainedBytes) reply_.release();
     unref();
+  }
+
+  // What a job keeps between messages is bounded: an idle session costs little, whatever it
+  // served before.
+  static constexpr std::size_t kRetainedBytes = std::size_t{256} << 10;
+  void trim() noexcept {
+    if (input_.capacity() > kRetainedBytes) std::string().swap(input_);
+    for (std::size_t i = 0; i < count_; ++i) {
+      if (members_[i]->text.capacity() > kRetainedBytes / 4) members_[i]->text.release();
+      if (members_[i]->value.capacity() > kRetainedBytes / 4) members_[i]->value.release();
+    }
   }
 
   // A reply that needs no memory to build (reply_ keeps its capacity from earlier messages).
@@ -481,9 +504,9 @@ class Job {
     reply_.clear();
     ResultWriter w(reply_);  // only used to write a -32003 in place of an oversized response
     const Limits& limits = options().limits;
-    if (!batch_) {
-      const Member& m = *members_[0];
-      reply_.append(m.text.view());
+    if (!batch_) {  // the member's response is the reply: taken over, not copied
+      Member& m = *members_[0];
+      reply_.swap(m.text);
       if (!reply_.empty()) fit_response(limits, m.request.id, 0, w, reply_);
       return;
     }
@@ -507,7 +530,8 @@ class Job {
 
   SessionCore& core_;
   std::string input_;
-  MessageParser parser_;
+  MessageParser parser_{kRetainedBytes};
+  std::size_t admitted_ = 0;  // what the message counts in the router's bytes in progress
   Buffer reply_;
   std::vector<std::unique_ptr<Member>> members_;
   std::vector<std::unique_ptr<Group>> groups_;

@@ -199,6 +199,37 @@ BATCHRPC_DECL void call_group(const RouterOptions& options, const Method& method
   }
 }
 
+BATCHRPC_DECL void write_unreadable(const ParseOutcome& parsed, const Limits& limits, ResultWriter& w,
+                                    Buffer& out) {
+  switch (parsed.status) {
+    case ParseStatus::ok:
+      return;
+    case ParseStatus::syntax_error:
+      return write_error(out, w, null_id, ErrorCode::parse_error, [&](ResultWriter& dw) {
+        dw.start_object();
+        dw.key("offset");
+        dw.unsigned_integer(parsed.offset);
+        dw.key("reason");
+        dw.string(parsed.reason);
+        dw.end_object();
+      });
+    case ParseStatus::too_deep:
+      return write_error(out, w, null_id, ErrorCode::nesting_too_deep, MaxData{limits.max_depth});
+    case ParseStatus::batch_too_large:
+      return write_error(out, w, null_id, static_cast<int>(ErrorCode::invalid_params), "Batch too large",
+                         MaxData{limits.max_batch});
+    case ParseStatus::too_costly:
+      return write_error(out, w, null_id, ErrorCode::message_too_large, [&](ResultWriter& dw) {
+        dw.start_object();
+        dw.key("reason");
+        dw.string("its parsed form exceeds the parse budget");
+        dw.key("budget");
+        dw.unsigned_integer(parsed.budget);
+        dw.end_object();
+      });
+  }
+}
+
 BATCHRPC_DECL void write_not_granted(const RequestId& id, std::string_view capability,
                                      ResultWriter& w, Buffer& out) {
   write_error(out, w, id, ErrorCode::method_not_found, [&](ResultWriter& dw) {

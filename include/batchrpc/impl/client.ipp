@@ -208,9 +208,10 @@ BATCHRPC_DECL Replies correlate(const BatchBuilder& batch, std::optional<std::st
                                rapidjson::kParseValidateEncodingFlag |
                                rapidjson::kParseNumbersAsStringsFlag;
     Limits bounds = limits;
-    bounds.max_batch = Limits::unlimited;  // a long reply is matched, not refused
+    bounds.max_batch = Limits::unlimited;        // a long reply is matched, not refused
+    bounds.max_parse_ratio = Limits::unlimited;  // and costs what the calls asked for
     rapidjson::InsituStringStream stream(doc->text.data());
-    detail::MessageBuilder builder(doc->doc, &doc->raw_ids, bounds);
+    detail::MessageBuilder builder(doc->doc, &doc->raw_ids, bounds, text.size());
     rapidjson::GenericReader<rapidjson::UTF8<>, rapidjson::UTF8<>> reader;
     rapidjson::ParseResult result;
     auto generate = [&](detail::Document&) {

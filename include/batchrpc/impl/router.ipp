@@ -129,27 +129,9 @@ BATCHRPC_DECL bool Router::process(char* text, std::size_t size, detail::Workspa
   }
 
   const detail::ParseOutcome parsed = ws.parser.parse_requests(text, size, limits);
-  switch (parsed.status) {
-    case detail::ParseStatus::ok:
-      break;
-    case detail::ParseStatus::syntax_error:
-      detail::write_error(out, ws.writer, null_id, ErrorCode::parse_error, [&](ResultWriter& w) {
-        w.start_object();
-        w.key("offset");
-        w.unsigned_integer(parsed.offset);
-        w.key("reason");
-        w.string(parsed.reason);
-        w.end_object();
-      });
-      return true;
-    case detail::ParseStatus::too_deep:
-      detail::write_error(out, ws.writer, null_id, ErrorCode::nesting_too_deep,
-                          detail::MaxData{limits.max_depth});
-      return true;
-    case detail::ParseStatus::batch_too_large:
-      detail::write_error(out, ws.writer, null_id, static_cast<int>(ErrorCode::invalid_params),
-                          "Batch too large", detail::MaxData{limits.max_batch});
-      return true;
+  if (parsed.status != detail::ParseStatus::ok) {
+    detail::write_unreadable(parsed, limits, ws.writer, out);
+    return true;
   }
 
   const std::span<const detail::ParsedRequest> members = ws.parser.requests();

@@ -161,6 +161,10 @@ BATCHRPC_DECL void Session::handle(std::string_view message, Completion done) {
   core_->acquire_job().start(message, std::move(done));
 }
 
+BATCHRPC_DECL void Session::handle_owned(std::string&& message, Completion done) {
+  core_->acquire_job().start(std::move(message), std::move(done));
+}
+
 BATCHRPC_DECL std::optional<std::string> Session::handle(std::string_view message) {
   std::mutex mutex;
   std::condition_variable answered;

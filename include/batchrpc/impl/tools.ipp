@@ -459,6 +459,10 @@ inline std::string run_batch(const ToolTable& table, const Value* arguments, con
                        .extra_key = "max", .extra = limits.max_depth});
       case ParseStatus::batch_too_large:
         throw too_many();
+      case ParseStatus::too_costly:
+        throw invalid({.param = "operations",
+                       .reason = "its parsed form exceeds the parse budget of " + std::to_string(parsed.budget) +
+                                 " bytes"});
     }
     list = &parser.root();
   }
