@@ -47,8 +47,9 @@ struct HashingModelOptions {
  * - Score: the cosine similarity between the query's and each passage's dense vectors (one
  *   matrix-vector product).
  *
- * Determinism: a text's vectors do not depend on the rest of its batch, bit for bit (the
- * products are shaped so that every text takes the same kernel path; see hashing_model.cpp).
+ * Determinism: a text's vectors do not depend on the rest of its batch, bit for bit, nor on the
+ * machine: the dense layer sums each output in input order, whatever cache sizes and thread
+ * count Eigen detects (see ordered_product.cpp).
  *
  * Thread-safety: immutable after construction; every method may be called concurrently.
  *
