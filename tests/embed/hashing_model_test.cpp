@@ -271,6 +271,23 @@ TEST_SUITE("embed.hashing_model") {
     CHECK(scores[1] > scores[2]);
   }
 
+  TEST_CASE("score: a passage's score does not depend on the other passages, bit for bit") {
+    const embed::HashingModel odd_shape{{.dimensions = 37, .hidden = 64, .buckets = 256}};
+    for (const embed::HashingModel* model : {&test::model(), &odd_shape}) {
+      CAPTURE(model->info().name);
+      std::vector<float> together;
+      model->score("the cat", corpus, together);
+      REQUIRE(together.size() == corpus.size());
+      for (std::size_t i = 0; i < corpus.size(); ++i) {
+        CAPTURE(i);
+        std::vector<float> alone;
+        model->score("the cat", Texts{corpus[i]}, alone);
+        REQUIRE(alone.size() == 1);
+        CHECK(same_bits(alone, std::span(together).subspan(i, 1)));
+      }
+    }
+  }
+
   TEST_CASE("other dimensions and seeds") {
     const embed::HashingModel small{{.dimensions = 8, .hidden = 16, .buckets = 64, .seed = 7}};
     CHECK(small.info().name == "hashing-8");

@@ -296,7 +296,8 @@ void HashingModel::embed_sparse(std::span<const std::string_view> texts, SparseV
 
 void HashingModel::score(std::string_view query, std::span<const std::string_view> passages,
                          std::vector<float>& scores) const {
-  // The query and every passage in one batch, then one matrix-vector product.
+  // The query and every passage in one batch, then one product: the passages' vectors as rows
+  // (padded to a multiple of 48 with zero rows) times the query's.
   std::vector<std::string_view> texts;
   texts.reserve(passages.size() + 1);
   texts.push_back(query);
@@ -305,10 +306,12 @@ void HashingModel::score(std::string_view query, std::span<const std::string_vie
   embed(texts, vectors);
   const auto dims = static_cast<Index>(vectors.dims);
   const auto count = static_cast<Index>(passages.size());
-  scores.resize(passages.size());
-  Eigen::Map<Eigen::VectorXf>(scores.data(), count).noalias() =
-      Eigen::Map<const RowMatrix>(vectors.values.data() + dims, count, dims) *
-      Eigen::Map<const Eigen::VectorXf>(vectors.values.data(), dims);
+  const Eigen::Map<const ColMatrix> all(vectors.values.data(), dims, count + 1);
+  ColMatrix rows = ColMatrix::Zero(round_up(count, row_block), dims);
+  rows.topRows(count) = all.rightCols(count).transpose();
+  ColMatrix products(rows.rows(), 1);
+  detail::ordered_product(rows, all.leftCols(1), products);
+  scores.assign(products.data(), products.data() + count);
 }
 
 void HashingModel::dense_layer(std::span<const float> features, std::size_t rows,

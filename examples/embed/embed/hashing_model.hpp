@@ -45,11 +45,11 @@ struct HashingModelOptions {
  * - Multi-vector: each token's row plus its text's pooled row, through the same dense layer
  *   (all tokens of all texts as one product), L2-normalised.
  * - Score: the cosine similarity between the query's and each passage's dense vectors (one
- *   matrix-vector product).
+ *   product: the passages' vectors as rows times the query's).
  *
- * Determinism: a text's vectors do not depend on the rest of its batch, bit for bit, nor on the
- * machine: the dense layer sums each output in input order, whatever cache sizes and thread
- * count Eigen detects (see ordered_product.cpp).
+ * Determinism: a text's vectors do not depend on the rest of its batch, nor a passage's score on
+ * the other passages, bit for bit; nor on the machine: every dense product sums each output in
+ * input order, whatever cache sizes and thread count Eigen detects (see ordered_product.cpp).
  *
  * Thread-safety: immutable after construction; every method may be called concurrently.
  *
