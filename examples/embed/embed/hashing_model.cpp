@@ -269,19 +269,19 @@ void HashingModel::embed_sparse(std::span<const std::string_view> texts, SparseV
       entries.emplace_back(static_cast<int>(t), tokens.ids[static_cast<std::size_t>(k)], 1.0f);
     }
   }
-  // Term counts (duplicates summed, indices sorted), then (1 + log tf) * importance, then each
-  // row divided by its norm. The log and the square root are applied one value at a time on
-  // purpose: Eigen's vectorised versions (an approximate reciprocal square root under its default
-  // EIGEN_FAST_MATH) differ in the last bits from the scalar ones used for leftovers, which would
-  // make a text's weights depend on its position in the batch.
+  // Term counts (duplicates summed, indices sorted), then sqrt(tf) * importance, then each row
+  // divided by its norm. Only correctly rounded operations, so every bit is fixed by IEEE 754: a
+  // logarithm (the classic 1 + log tf) would leave the last bit to the C library. The square
+  // roots are taken one value at a time on purpose: Eigen's vectorised one (under its default
+  // EIGEN_FAST_MATH) refines the CPU's approximate reciprocal square root, whose bits differ
+  // between CPU makers and from the scalar root used for leftovers.
   SparseRows counts(n, w.buckets);
   counts.setFromTriplets(entries.begin(), entries.end());
   counts.makeCompressed();
   const auto nnz = static_cast<Index>(counts.nonZeros());
   Eigen::Map<Eigen::ArrayXf> values(counts.valuePtr(), nnz);
   const Eigen::Map<const Eigen::ArrayXi> index(counts.innerIndexPtr(), nnz);
-  values =
-      values.unaryExpr([](float tf) { return 1.0f + std::log(tf); }) * w.importance.array()(index);
+  values = values.unaryExpr([](float tf) { return std::sqrt(tf); }) * w.importance.array()(index);
   const Eigen::VectorXf norms =
       (counts.cwiseAbs2() * Eigen::VectorXf::Ones(w.buckets)).unaryExpr([](float squares) {
         return std::sqrt(squares);

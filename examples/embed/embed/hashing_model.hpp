@@ -40,7 +40,7 @@ struct HashingModelOptions {
  *   embedding table.
  * - Dense: the text's rows are mean-pooled, put through a seeded `hidden x dimensions` dense
  *   layer (one matrix product for the whole array of texts) and L2-normalised.
- * - Sparse: `(1 + log tf) * w[bucket]` over the text's buckets (w seeded in [0.5, 1.5]),
+ * - Sparse: `sqrt(tf) * w[bucket]` over the text's buckets (w seeded in [0.5, 1.5]),
  *   L2-normalised, indices ascending.
  * - Multi-vector: each token's row plus its text's pooled row, through the same dense layer
  *   (all tokens of all texts as one product), L2-normalised.
