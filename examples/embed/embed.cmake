@@ -27,6 +27,7 @@ function(batchrpc_embed_library target core)
     return()
   endif()
   add_library(${target} STATIC
+    "${_batchrpc_embed_dir}/embed/backend_checks.cpp"
     "${_batchrpc_embed_dir}/embed/hashing_model.cpp"
     "${_batchrpc_embed_dir}/embed/methods.cpp"
     "${_batchrpc_embed_dir}/embed/ordered_product.cpp"
