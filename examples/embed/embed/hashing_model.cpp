@@ -5,7 +5,6 @@
 
 #include <Eigen/Core>
 #include <Eigen/SparseCore>
-#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
