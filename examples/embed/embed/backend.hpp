@@ -88,7 +88,10 @@ struct ModelInfo {
  * Contract the plugin relies on:
  * - deterministic: the same text gives the same bits, whatever other texts share its batch and
  *   wherever it sits in it (batch-aware dispatch answers byte-identically to one call per text);
- * - dense and multi-vector vectors are L2-normalised, so a dot product is a cosine similarity.
+ * - dense and multi-vector vectors are L2-normalised, so a dot product is a cosine similarity;
+ * - the output has the shape each method states, with finite values. The plugin checks this
+ *   after every call and answers `-32603 Internal error` (`data.reason` says what is wrong)
+ *   rather than write a reply from a malformed output.
  *
  * Thread-safety: the methods are const and may be called from many threads at once.
  */

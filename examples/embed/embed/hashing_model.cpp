@@ -5,12 +5,13 @@
 
 #include <Eigen/Core>
 #include <Eigen/SparseCore>
-#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
 #include <utility>
+
+#include "ordered_product.hpp"
 
 namespace embed {
 
@@ -23,18 +24,14 @@ using SparseRows = Eigen::SparseMatrix<float, Eigen::RowMajor, int>;
 using Triplet = Eigen::Triplet<float, int>;
 
 // ---- Bit-for-bit determinism -------------------------------------------------------------------
-// Eigen's matrix product sends each block of output rows through a kernel chosen by where the
-// block falls (3, 2 or 1 packets of rows, then single rows), and the kernels sum in different
-// orders. Padding the output rows (the layer's width) to a multiple of 48 puts every row through
-// the widest kernel on SSE, AVX and AVX-512 alike; then a column's bits do not depend on how
-// many columns (texts) share the product, nor where it sits among them. One exception: a single
-// column is a matrix-vector product (another algorithm), so a lone text is padded to two
-// columns. tests/embed checks all of this, bit for bit, on every build.
-constexpr Index row_block = 48;
-constexpr Index min_columns = 2;
+// Every dense product is a detail::ordered_product: each output is one sum over its inputs in
+// index order, whatever the CPU's caches, the thread count or the rest of the batch (see
+// ordered_product.cpp). Its left operand has a multiple of 48 rows, so the dense layer's width
+// is padded with zero rows; texts are its columns, any number of them. tests/embed checks all
+// of this, bit for bit, on every build.
+constexpr Index row_block = detail::ordered_row_block;
 
 Index round_up(Index n, Index block) { return (n + block - 1) / block * block; }
-Index product_columns(Index n) { return std::max(n, min_columns); }
 
 // ---- Seeded numbers ----------------------------------------------------------------------------
 std::uint64_t splitmix64(std::uint64_t& state) {
@@ -160,10 +157,9 @@ struct HashingModel::Weights {
     }
   }
 
-  // Mean-pooled token rows, one column per text: columns past the texts stay zero.
-  // `features` is hidden x columns; as memory it is the row-major columns x hidden result of
-  // the sparse pooling matrix times the table.
-  void pool(const TokenIds& tokens, Index texts, Index columns, ColMatrix& features) const {
+  // Mean-pooled token rows, one column per text. `features` is hidden x texts; as memory it is
+  // the row-major texts x hidden result of the sparse pooling matrix times the table.
+  void pool(const TokenIds& tokens, Index texts, ColMatrix& features) const {
     std::vector<Triplet> entries;
     entries.reserve(tokens.ids.size());
     for (Index t = 0; t < texts; ++t) {
@@ -174,19 +170,26 @@ struct HashingModel::Weights {
         entries.emplace_back(static_cast<int>(t), tokens.ids[static_cast<std::size_t>(k)], weight);
       }
     }
-    SparseRows pooling(columns, buckets);
+    SparseRows pooling(texts, buckets);
     pooling.setFromTriplets(entries.begin(), entries.end());
-    features.resize(hidden, columns);
-    Eigen::Map<RowMatrix> rows(features.data(), columns, hidden);
+    features.resize(hidden, texts);
+    Eigen::Map<RowMatrix> rows(features.data(), texts, hidden);
     rows.noalias() = pooling * table;
   }
 
-  // The dense layer on `features` (hidden x columns), L2-normalised, written as `count` vectors
+  // The dense layer on `features` (hidden x count): padded_dims x count, rows past dims zero.
+  void project(const Eigen::Ref<const ColMatrix>& features, ColMatrix& product) const {
+    product.resize(padded_dims, features.cols());
+    detail::ordered_product(projection, features, product);
+  }
+
+  // The dense layer on `features` (hidden x count), L2-normalised, written as `count` vectors
   // of `dims` floats (row-major, the same memory as a dims x count column-major matrix).
-  void project_normalised(const ColMatrix& features, Index count, float* out) const {
-    ColMatrix product(padded_dims, features.cols());
-    product.noalias() = projection * features;
-    const auto kept = product.topLeftCorner(dims, count);
+  void project_normalised(const ColMatrix& features, float* out) const {
+    ColMatrix product;
+    project(features, product);
+    const Index count = features.cols();
+    const auto kept = product.topRows(dims);
     const Eigen::RowVectorXf norms =
         kept.colwise().norm().cwiseMax(std::numeric_limits<float>::min());
     Eigen::Map<ColMatrix>(out, dims, count) = kept.array().rowwise() / norms.array();
@@ -211,8 +214,8 @@ void HashingModel::embed(std::span<const std::string_view> texts, DenseVectors& 
   TokenIds tokens;
   w.tokenize(texts, tokens);
   ColMatrix features;
-  w.pool(tokens, n, product_columns(n), features);
-  w.project_normalised(features, n, out.values.data());
+  w.pool(tokens, n, features);
+  w.project_normalised(features, out.values.data());
 }
 
 void HashingModel::embed_multi(std::span<const std::string_view> texts, MultiVectors& out) const {
@@ -229,8 +232,7 @@ void HashingModel::embed_multi(std::span<const std::string_view> texts, MultiVec
   // Each token's feature is its table row plus its text's pooled row: rows = select * table +
   // spread * pooled, where `select` picks one table row per token and `spread` one text.
   ColMatrix pooled;
-  w.pool(tokens, n, n, pooled);
-  const Index columns = product_columns(m);
+  w.pool(tokens, n, pooled);
   std::vector<Triplet> pick;
   std::vector<Triplet> owner;
   pick.reserve(static_cast<std::size_t>(m));
@@ -242,15 +244,15 @@ void HashingModel::embed_multi(std::span<const std::string_view> texts, MultiVec
       owner.emplace_back(static_cast<int>(k), static_cast<int>(t), 1.0f);
     }
   }
-  SparseRows select(columns, w.buckets);
+  SparseRows select(m, w.buckets);
   select.setFromTriplets(pick.begin(), pick.end());
-  SparseRows spread(columns, n);
+  SparseRows spread(m, n);
   spread.setFromTriplets(owner.begin(), owner.end());
-  ColMatrix features(w.hidden, columns);
-  Eigen::Map<RowMatrix> rows(features.data(), columns, w.hidden);
+  ColMatrix features(w.hidden, m);
+  Eigen::Map<RowMatrix> rows(features.data(), m, w.hidden);
   rows.noalias() = select * w.table;
   rows.noalias() += spread * Eigen::Map<const RowMatrix>(pooled.data(), n, w.hidden);
-  w.project_normalised(features, m, out.vectors.values.data());
+  w.project_normalised(features, out.vectors.values.data());
 }
 
 void HashingModel::embed_sparse(std::span<const std::string_view> texts, SparseVectors& out) const {
@@ -266,19 +268,19 @@ void HashingModel::embed_sparse(std::span<const std::string_view> texts, SparseV
       entries.emplace_back(static_cast<int>(t), tokens.ids[static_cast<std::size_t>(k)], 1.0f);
     }
   }
-  // Term counts (duplicates summed, indices sorted), then (1 + log tf) * importance, then each
-  // row divided by its norm. The log and the square root are applied one value at a time on
-  // purpose: Eigen's vectorised versions (an approximate reciprocal square root under its default
-  // EIGEN_FAST_MATH) differ in the last bits from the scalar ones used for leftovers, which would
-  // make a text's weights depend on its position in the batch.
+  // Term counts (duplicates summed, indices sorted), then sqrt(tf) * importance, then each row
+  // divided by its norm. Only correctly rounded operations, so every bit is fixed by IEEE 754: a
+  // logarithm (the classic 1 + log tf) would leave the last bit to the C library. The square
+  // roots are taken one value at a time on purpose: Eigen's vectorised one (under its default
+  // EIGEN_FAST_MATH) refines the CPU's approximate reciprocal square root, whose bits differ
+  // between CPU makers and from the scalar root used for leftovers.
   SparseRows counts(n, w.buckets);
   counts.setFromTriplets(entries.begin(), entries.end());
   counts.makeCompressed();
   const auto nnz = static_cast<Index>(counts.nonZeros());
   Eigen::Map<Eigen::ArrayXf> values(counts.valuePtr(), nnz);
   const Eigen::Map<const Eigen::ArrayXi> index(counts.innerIndexPtr(), nnz);
-  values =
-      values.unaryExpr([](float tf) { return 1.0f + std::log(tf); }) * w.importance.array()(index);
+  values = values.unaryExpr([](float tf) { return std::sqrt(tf); }) * w.importance.array()(index);
   const Eigen::VectorXf norms =
       (counts.cwiseAbs2() * Eigen::VectorXf::Ones(w.buckets)).unaryExpr([](float squares) {
         return std::sqrt(squares);
@@ -293,7 +295,8 @@ void HashingModel::embed_sparse(std::span<const std::string_view> texts, SparseV
 
 void HashingModel::score(std::string_view query, std::span<const std::string_view> passages,
                          std::vector<float>& scores) const {
-  // The query and every passage in one batch, then one matrix-vector product.
+  // The query and every passage in one batch, then one product: the passages' vectors as rows
+  // (padded to a multiple of 48 with zero rows) times the query's.
   std::vector<std::string_view> texts;
   texts.reserve(passages.size() + 1);
   texts.push_back(query);
@@ -302,10 +305,12 @@ void HashingModel::score(std::string_view query, std::span<const std::string_vie
   embed(texts, vectors);
   const auto dims = static_cast<Index>(vectors.dims);
   const auto count = static_cast<Index>(passages.size());
-  scores.resize(passages.size());
-  Eigen::Map<Eigen::VectorXf>(scores.data(), count).noalias() =
-      Eigen::Map<const RowMatrix>(vectors.values.data() + dims, count, dims) *
-      Eigen::Map<const Eigen::VectorXf>(vectors.values.data(), dims);
+  const Eigen::Map<const ColMatrix> all(vectors.values.data(), dims, count + 1);
+  ColMatrix rows = ColMatrix::Zero(round_up(count, row_block), dims);
+  rows.topRows(count) = all.rightCols(count).transpose();
+  ColMatrix products(rows.rows(), 1);
+  detail::ordered_product(rows, all.leftCols(1), products);
+  scores.assign(products.data(), products.data() + count);
 }
 
 void HashingModel::dense_layer(std::span<const float> features, std::size_t rows,
@@ -316,7 +321,9 @@ void HashingModel::dense_layer(std::span<const float> features, std::size_t rows
   }
   const auto n = static_cast<Index>(rows);
   const Eigen::Map<const ColMatrix> in(features.data(), w.hidden, n);  // row-major rows x hidden
-  Eigen::Map<ColMatrix>(out.data(), w.dims, n).noalias() = w.projection.topRows(w.dims) * in;
+  ColMatrix product;
+  w.project(in, product);
+  Eigen::Map<ColMatrix>(out.data(), w.dims, n) = product.topRows(w.dims);
 }
 
 std::vector<std::string> HashingModel::tokenize(std::string_view text) {

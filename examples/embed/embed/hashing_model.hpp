@@ -40,15 +40,16 @@ struct HashingModelOptions {
  *   embedding table.
  * - Dense: the text's rows are mean-pooled, put through a seeded `hidden x dimensions` dense
  *   layer (one matrix product for the whole array of texts) and L2-normalised.
- * - Sparse: `(1 + log tf) * w[bucket]` over the text's buckets (w seeded in [0.5, 1.5]),
+ * - Sparse: `sqrt(tf) * w[bucket]` over the text's buckets (w seeded in [0.5, 1.5]),
  *   L2-normalised, indices ascending.
  * - Multi-vector: each token's row plus its text's pooled row, through the same dense layer
  *   (all tokens of all texts as one product), L2-normalised.
  * - Score: the cosine similarity between the query's and each passage's dense vectors (one
- *   matrix-vector product).
+ *   product: the passages' vectors as rows times the query's).
  *
- * Determinism: a text's vectors do not depend on the rest of its batch, bit for bit (the
- * products are shaped so that every text takes the same kernel path; see hashing_model.cpp).
+ * Determinism: a text's vectors do not depend on the rest of its batch, nor a passage's score on
+ * the other passages, bit for bit; nor on the machine: every dense product sums each output in
+ * input order, whatever cache sizes and thread count Eigen detects (see ordered_product.cpp).
  *
  * Thread-safety: immutable after construction; every method may be called concurrently.
  *

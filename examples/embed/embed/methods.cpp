@@ -3,11 +3,13 @@
 #include "methods.hpp"
 
 #include <algorithm>
+#include <exception>
 #include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "backend_checks.hpp"
 #include "base64.hpp"
 #include "params.hpp"
 
@@ -111,6 +113,7 @@ void rerank(const Backend& backend, const MethodsOptions& options, const rpc::Pa
   thread_local std::vector<std::size_t> order;
   if (auto error = detail::read_rerank_params(params, options, request)) throw std::move(*error);
   backend.score(request.query, request.passages, scores);
+  if (auto error = detail::check_scores(scores, request.passages.size())) throw std::move(*error);
 
   // Best first; equal scores keep passage order, so the answer is fully determined.
   order.resize(scores.size());
@@ -229,17 +232,22 @@ void answer_together(const Backend& backend, const MethodsOptions& options, Kind
     }
     if (count == 0) continue;  // only invalid calls left
     const std::span<const std::string_view> texts(s.texts.data() + base, count);
+    std::optional<rpc::Error> malformed;  // the writers below rely on the shapes checked here
     switch (kind) {
       case Kind::dense:
         backend.embed(texts, s.dense);
+        malformed = detail::check_dense(s.dense, count, info);
         break;
       case Kind::sparse:
         backend.embed_sparse(texts, s.sparse);
+        malformed = detail::check_sparse(s.sparse, count, info);
         break;
       case Kind::multi:
         backend.embed_multi(texts, s.multi);
+        malformed = detail::check_multi(s.multi, count, info);
         break;
     }
+    if (malformed) throw std::move(*malformed);
     for (std::size_t i = from; i < next; ++i) {
       if (calls[i].error) continue;
       rpc::ResultWriter& w = *calls[i].result;
@@ -270,10 +278,18 @@ void register_methods(rpc::Router& router, const Backend& backend, MethodsOption
             thread_local std::vector<EmbedCall> group;
             group.clear();
             for (rpc::BatchCall& call : calls) group.push_back({&call.params(), &call.result()});
-            answer_together(backend, options, kind, group);
+            // A backend failure fails the valid calls only: invalid ones keep their -32602, as
+            // each would alone.
+            std::exception_ptr failure;
+            try {
+              answer_together(backend, options, kind, group);
+            } catch (...) {
+              failure = std::current_exception();
+            }
             for (std::size_t i = 0; i < calls.size(); ++i) {
               if (group[i].error) calls[i].reject(std::move(*group[i].error));
             }
+            if (failure) std::rethrow_exception(failure);
           },
           embedding);
       continue;

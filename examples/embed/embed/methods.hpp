@@ -59,7 +59,11 @@ struct EmbedCall {
  * would get alone (the backend is deterministic per text): this is what batch-aware dispatch runs,
  * and a lone call is the same function with one call.
  *
- * @throws whatever the backend throws (no call is then answered).
+ * @throws whatever the backend throws, and `rpc::Error` `-32603 Internal error` with `data`
+ * `{"reason":...}` when what it returns has another shape than `Backend` promises (vectors
+ * missing or of another width, bad offsets, sparse indices out of range or order, a value that
+ * is not finite): the writers read only what these checks have bounded. No valid call is then
+ * answered; the invalid ones already have their `error`.
  * Thread-safety: may run concurrently on many threads (per-thread scratch buffers).
  */
 void answer_together(const Backend& backend, const MethodsOptions& options, Kind kind,
@@ -89,7 +93,9 @@ void answer_together(const Backend& backend, const MethodsOptions& options, Kind
  * Errors: `-32602 Invalid params` with `data` `{"param":name[,"index":i],"reason":...}` (plus
  * `"max"` for limits): params missing or of the wrong type, unknown params, an empty or too long
  * array, a non-string, empty or too long text (with its index), too many bytes of text in all,
- * an unknown encoding, a bad `top_k`.
+ * an unknown encoding, a bad `top_k`. `-32603 Internal error` with `data` `{"reason":...}` when
+ * the backend's output has the wrong shape (see `answer_together`; `rerank`: one finite score
+ * per passage); a backend's own exception is answered as the router answers any.
  *
  * `backend` must outlive `router`. With batch handlers in the router and
  * `options.batch_aware`, many calls of one embedding method in one JSON-RPC batch are answered
