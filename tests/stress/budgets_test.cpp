@@ -10,6 +10,8 @@
 #include <batchrpc/session.hpp>
 
 #include <cstddef>
+#include <cstdio>
+#include <utility>
 #include <optional>
 #include <span>
 #include <string>
@@ -83,9 +85,90 @@ rpc::Router make_writers(rpc::ThreadPool* answers) {
   return r;
 }
 
+// A hostile `nonce` for ping of about `bytes` bytes, by shape.
+std::string shape(std::string_view name, std::size_t bytes) {
+  std::string s;
+  s.reserve(bytes + 16);
+  if (name == "numbers array") {
+    s = "[0";
+    while (s.size() < bytes) s += ",0";
+    return s + "]";
+  }
+  if (name == "nested empties") {
+    s = "[[]";
+    while (s.size() < bytes) s += ",[]";
+    return s + "]";
+  }
+  if (name == "object members") {
+    s = "{";
+    for (std::size_t i = 0; s.size() < bytes; ++i) s += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":0";
+    return s + "}";
+  }
+  if (name == "long string") return "\"" + std::string(bytes, 'a') + "\"";
+  if (name == "deep nesting") return std::string(bytes / 2, '[') + std::string(bytes / 2, ']');
+  return "null";
+}
+
 }  // namespace
 
 TEST_SUITE("budgets") {
+  TEST_CASE("peak memory per hostile shape at the default limits is at most 10x the message") {
+    // Each shape as ping's nonce in a message just under the default 16 MiB limit, handled the
+    // way the transports hand messages in (a session that takes the message over) and through
+    // Router::handle (which copies it). The table is printed for the README's security section.
+    const std::size_t bytes = 15 * MiB / stress::sanitizer_shrink;
+    const char* shapes[] = {"numbers array", "nested empties", "object members", "long string", "deep nesting"};
+    MESSAGE("| shape | message | reply | session: peak | ratio | Router::handle: peak | ratio |");
+    for (const char* name : shapes) {
+      CAPTURE(name);
+      const auto make = [&] { return request("ping", std::string(R"({"nonce":)") + shape(name, bytes) + "}"); };
+      const std::string message = make();
+      std::string expected;
+      const rpc::Limits defaults;
+      if (std::string_view(name) == "numbers array" || std::string_view(name) == "nested empties") {
+        expected = R"({"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Message too large","data":)"
+                   R"({"reason":"its parsed form exceeds the parse budget","budget":)" +
+                   std::to_string(defaults.parse_budget(message.size())) + "}}}";
+      } else if (std::string_view(name) == "deep nesting") {
+        expected = R"({"jsonrpc":"2.0","id":null,"error":{"code":-32002,"message":"Nesting too deep","data":{"max":128}}})";
+      } else {
+        expected = R"({"jsonrpc":"2.0","id":1,"result":{"nonce":)" + shape(name, bytes) + "}}";
+      }
+      const auto router = [] {
+        rpc::Router r;
+        rpc::add_builtins(r);
+        return r;
+      };
+      const stress::Measured session = stress::in_child(make, [&](std::string& input) {
+        const rpc::Router r = router();
+        rpc::Session s(r);
+        std::optional<std::string> reply;
+        s.handle(std::move(input), [&](std::optional<std::string_view> text) {
+          if (text) reply.emplace(*text);
+        });
+        return reply;
+      });
+      const stress::Measured direct = stress::in_child(make, [&](const std::string& input) {
+        return router().handle(input);
+      });
+      CHECK(session.reply == expected);
+      CHECK(direct.reply == expected);
+      const auto peak = [](const stress::Measured& m) {
+        char cell[64];
+        std::snprintf(cell, sizeof cell, "%.0f MiB | %.1fx", static_cast<double>(m.working_bytes) / MiB,
+                      static_cast<double>(m.working_bytes) / static_cast<double>(m.input_bytes));
+        return std::string(cell);
+      };
+      const std::string code = expected.find("\"error\"") == std::string::npos
+                                   ? std::string("result")
+                                   : expected.substr(expected.find("\"code\":") + 7, 6);
+      MESSAGE("| " << std::string(name) << " | " << session.input_bytes / MiB << " MiB | " << code << " | "
+                   << peak(session) << " | " << peak(direct) << " |");
+      check_memory(session, 10 * session.input_bytes);
+      check_memory(direct, 10 * direct.input_bytes);
+    }
+  }
+
   TEST_CASE("a result past the reply budget is -32003 as soon as it passes it, on every path") {
     const std::string huge = "100000000";  // ~900 MB if it were written whole
     struct Case {

@@ -2,10 +2,15 @@
 // Limits: batch cap, message size, nesting depth and response budget, each with its own error.
 #include <batchrpc/limits.hpp>
 
+#include <batchrpc/executor.hpp>
 #include <batchrpc/router.hpp>
+#include <batchrpc/session.hpp>
 
 #include <atomic>
+#include <latch>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include <doctest/doctest.h>
 
@@ -31,6 +36,63 @@ TEST_SUITE("limits") {
     CHECK(limits.max_message_bytes == 16u * 1024 * 1024);
     CHECK(limits.max_depth == 128);
     CHECK(limits.max_response_bytes == 64u * 1024 * 1024);
+    CHECK(limits.max_parse_ratio == 8);
+    CHECK(limits.max_inflight_bytes == 512u * 1024 * 1024);
+    CHECK(limits.parse_budget(10) == 64u * 1024);           // the floor
+    CHECK(limits.parse_budget(1'000'000) == 8'000'000u);
+    CHECK(rpc::Limits{.max_parse_ratio = rpc::Limits::unlimited}.parse_budget(10) == rpc::Limits::unlimited);
+  }
+
+  TEST_CASE("a message whose parsed form passes max_parse_ratio x its size is -32001, parsed no further") {
+    rpc::Router router;  // the default ratio, 8
+    router.add("count", [](const rpc::Value& v) { return v.Size(); });
+    // 100,000 one-digit numbers: 200 KB of text, 4 MB of parse memory (1.6 MB of values in the
+    // pool, 1.6 MB on the stack, which may grow to 2.4 MB).
+    std::string numbers = "[0";
+    for (int i = 1; i < 100000; ++i) numbers += ",0";
+    numbers += "]";
+    const std::string message = R"({"jsonrpc":"2.0","method":"count","params":[)" + numbers + R"(],"id":1})";
+    CHECK(router.handle(message) ==
+          R"({"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Message too large","data":)"
+          R"({"reason":"its parsed form exceeds the parse budget","budget":)" + std::to_string(8 * message.size()) + "}}}");
+    // As many values written as longer numbers fit: a value costs the same whatever its text.
+    std::string wide = "[1000000";
+    for (int i = 1; i < 100000; ++i) wide += ",1000000";
+    wide += "]";
+    CHECK(router.handle(R"({"jsonrpc":"2.0","method":"count","params":[)" + wide + R"(],"id":1})") ==
+          R"({"jsonrpc":"2.0","id":1,"result":100000})");
+  }
+
+  TEST_CASE("messages past max_inflight_bytes across a router's sessions are -32004 until others finish") {
+    rpc::Router router(rpc::Limits{.max_inflight_bytes = 2000});
+    std::latch go{1};
+    router.add("hold", [&go] {
+      go.wait();
+      return true;
+    });
+    router.add("add", [](int a, int b) { return a + b; });
+    rpc::ThreadPool pool(1);
+    rpc::Session first(router, {.executor = &pool});
+    rpc::Session second(router);
+    const std::string hold = R"({"jsonrpc":"2.0","method":"hold","id":1})";  // 40 bytes: counts 400
+    std::optional<std::string> held;
+    std::latch answered{1};
+    first.handle(hold, [&](std::optional<std::string_view> reply) {
+      held.emplace(*reply);
+      answered.count_down();
+    });
+    // 300 bytes count 3000: more than is left, and refused without being parsed.
+    const std::string big = R"({"jsonrpc":"2.0","method":"add","params":[1,2],"id":2,"pad":")" + std::string(230, 'x') + "\"}";
+    CHECK(second.handle(big) ==
+          R"({"jsonrpc":"2.0","id":null,"error":{"code":-32004,"message":"Server overloaded","data":)"
+          R"({"reason":"too many bytes of messages in progress"}}})");
+    CHECK(second.handle(R"({"jsonrpc":"2.0","method":"add","params":[1,2],"id":3})") ==
+          R"({"jsonrpc":"2.0","id":3,"result":3})");  // a small one still fits
+    go.count_down();
+    answered.wait();
+    CHECK(held == R"({"jsonrpc":"2.0","id":1,"result":true})");
+    // Nothing else in progress: admitted, however much it counts.
+    CHECK(second.handle(big) == R"({"jsonrpc":"2.0","id":2,"result":3})");
   }
 
   TEST_CASE("a batch over the cap is rejected whole with a single -32602") {
