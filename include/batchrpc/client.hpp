@@ -6,12 +6,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <unordered_map>
 #include <vector>
 
 #include "buffer.hpp"
@@ -208,6 +210,21 @@ class BatchBuilder {
   bool always_batch_ = false;
 };
 
+namespace detail {
+// Types that hold no pointer into the JSON they were bound from.
+template <class T>
+struct owns_its_data
+    : std::bool_constant<std::is_arithmetic_v<T> || std::is_same_v<T, std::string> || std::is_same_v<T, Json>> {};
+template <class T>
+struct owns_its_data<std::optional<T>> : owns_its_data<T> {};
+template <class T, class A>
+struct owns_its_data<std::vector<T, A>> : owns_its_data<T> {};
+template <class T, class C, class A>
+struct owns_its_data<std::map<std::string, T, C, A>> : owns_its_data<T> {};
+template <class T, class H, class E, class A>
+struct owns_its_data<std::unordered_map<std::string, T, H, E, A>> : owns_its_data<T> {};
+}  // namespace detail
+
 /**
  * A reply matched to the `BatchBuilder` it answers; made by `rpc::correlate`.
  *
@@ -292,12 +309,15 @@ class Replies {
     }
     return out;
   }
-  /// As above, on a temporary: allowed except for views into it.
+  /// As above, on a temporary: only for types that own their data (numbers, `bool`,
+  /// `std::string`, `rpc::Json`, and `std::optional`, `std::vector` and string-keyed maps of
+  /// those). Anything else may hold a view into the reply, which dies with the temporary.
   template <class T>
   [[nodiscard]] T result(std::int64_t id) const&& {
-    static_assert(!std::is_same_v<T, std::string_view>,
-                  "batchrpc: result<std::string_view>() on a temporary Replies would dangle: "
-                  "keep the Replies in a variable, or use result<std::string>()");
+    static_assert(detail::owns_its_data<T>::value,
+                  "batchrpc: result<T>() on a temporary Replies: T may hold views into the reply, "
+                  "which is gone at the end of the statement. Keep the Replies in a variable, or "
+                  "bind to a type that owns its data (std::string, not std::string_view)");
     return static_cast<const Replies&>(*this).result<T>(id);
   }
 

@@ -32,7 +32,9 @@ struct RequestId {
 /**
  * Per-call information handed to handlers that take `rpc::Context&`.
  *
- * Valid only during the handler call. Thread-safety: each call has its own context.
+ * Valid only during the handler call (a `Responder` is what outlives it). Thread-safety: each
+ * call has its own context. Its stop token may be copied and kept: it stays valid, and is
+ * signalled only by this request's cancellation, however long it is kept.
  */
 class Context {
  public:

@@ -14,6 +14,8 @@
 #include <thread>
 #include <vector>
 
+#include "detail/checks.hpp"
+
 namespace rpc {
 
 namespace detail {
@@ -84,6 +86,8 @@ class ThreadPool final : public Executor {
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
   ~ThreadPool() override {
+    BATCHRPC_CHECK(current_pool() != this,
+                   "a ThreadPool was destroyed from one of its own tasks: it would join itself");
     for (auto& worker : workers_) worker.request_stop();
     workers_.clear();  // joins, after the queue has drained
     std::deque<std::function<void()>> late;
@@ -106,7 +110,14 @@ class ThreadPool final : public Executor {
   [[nodiscard]] std::size_t size() const noexcept { return workers_.size(); }
 
  private:
+  // The pool whose task is running on this thread (for the check in the destructor).
+  static const ThreadPool*& current_pool() noexcept {
+    thread_local const ThreadPool* pool = nullptr;
+    return pool;
+  }
+
   void work(std::stop_token stop) {
+    current_pool() = this;
     for (;;) {
       std::function<void()> task;
       {

@@ -18,7 +18,8 @@ namespace rpc {
 using Value = rapidjson::Value;
 
 /**
- * A complete JSON value held as text, validated once when it is made.
+ * A complete JSON value held as text, validated once when it is made. A plain value type:
+ * copies are independent, and const access from many threads is safe.
  *
  * Use it to return a ready JSON value from a handler, to pass `data` with an `rpc::Error`, or to
  * receive one parameter as text. An empty `Json` means "no value".

@@ -49,6 +49,9 @@ class ResponseTooLarge : public std::length_error {
  * therefore never takes much more memory than the budget, however much a handler tries to
  * write.
  *
+ * Thread-safety: one writer, one thread; a handler's writer is valid only during its call (a
+ * `Responder`'s writer only inside `resolve_with`).
+ *
  * @code
  * router.add("range", [](int n, rpc::ResultWriter& out) {
  *   out.start_array();

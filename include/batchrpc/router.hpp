@@ -38,7 +38,9 @@ struct RouterAccess;
 }  // namespace detail
 
 /// Called with the method name and the exception when a handler throws anything other than
-/// `rpc::Error` (answered `-32603`). May be called from many threads at once; must not throw.
+/// `rpc::Error` (answered `-32603`), and when a session's executor refuses a task (answered
+/// `-32004`). May be called from many threads at once, never under a library lock; what it
+/// throws is ignored.
 using ExceptionHook = std::function<void(std::string_view method, std::exception_ptr error)>;
 
 /// How a router behaves beyond its methods.
@@ -61,6 +63,11 @@ struct RouterOptions {
  * order with one response per member that has an id; notifications are never answered; invalid
  * JSON, invalid UTF-8 and trailing garbage are `-32700`; invalid requests `-32600`; ids are
  * echoed exactly as sent; each `Limits` bound is answered with its own error.
+ *
+ * Thread-safety: `add`, `add_batched` and `describe_capability` only before the first message
+ * (checked in debug builds); then anything, from any number of threads. Handlers run on the
+ * thread that calls `handle` (or a session's executor) and may call `handle` again, on this
+ * router or another. Lifetime: must outlive every session made on it; movable, not copyable.
  *
  * @code
  * rpc::Router router;
@@ -224,14 +231,14 @@ class Router {
   std::map<std::string, Json, std::less<>> capability_settings_;
   RouterOptions options_;
   bool has_batch_handlers_ = false;
-  // What its sessions' messages hold while they are handled (Limits::max_inflight_bytes).
-  std::unique_ptr<detail::InflightBytes> inflight_ = std::make_unique<detail::InflightBytes>();
+  // Shared with its sessions at run time (bytes in progress, whether it serves yet).
+  std::unique_ptr<detail::RouterRuntime> runtime_ = std::make_unique<detail::RouterRuntime>();
 };
 
 namespace detail {
 // Lets sessions reach a router's shared counters without making them part of the public API.
 struct RouterAccess {
-  static InflightBytes& inflight(const Router& r) noexcept { return *r.inflight_; }
+  static RouterRuntime& runtime(const Router& r) noexcept { return *r.runtime_; }
 };
 }  // namespace detail
 

@@ -45,8 +45,17 @@ using Completion = std::function<void(std::optional<std::string_view> reply)>;
  * method is `-32601` with `data.capability` in a batch too, and a cancel in a batch is applied
  * before the batch's other members start.
  *
- * Thread-safety: `handle`, `cancel` and the rest may be called from several threads at once.
- * Destruction cancels what is in flight and waits until every message has been answered.
+ * Thread-safety: `handle`, `cancel` and the rest may be called from several threads at once,
+ * and from the session's own handlers, stop callbacks and completions (none of them runs under
+ * a lock of the session's). A completion runs on whichever thread finishes the message's last
+ * member: the caller of `handle`, an executor thread, or a thread that answers a `Responder`.
+ *
+ * Lifetime: the router and the executor must outlive the session (a session whose executor has
+ * been destroyed answers `-32004` instead of using it). Destruction cancels what is in flight,
+ * answers `-32800` for requests still waiting on a `Responder` (their Responders then refuse
+ * their answers quietly), waits for the handlers still running, and returns once every message
+ * handed in has had its completion. It must not run on one of the session's own handlers, nor
+ * while another thread is inside `handle` (checked in debug builds where it can be).
  *
  * @code
  * rpc::ThreadPool pool{4};
@@ -66,7 +75,8 @@ class Session {
    * Handles one message and returns at once when handlers run elsewhere; `done` is called
    * exactly once, when the last member has completed, with the whole reply in request order.
    * With no executor and no `rpc::Responder` handlers, `done` is called before this returns.
-   * Never throws into the caller for bad input.
+   * Never throws into the caller for bad input; a message past `Limits::max_inflight_bytes`
+   * is answered `-32004` unparsed.
    */
   BATCHRPC_DECL void handle(std::string_view message, Completion done);
 
@@ -97,9 +107,10 @@ class Session {
    */
   BATCHRPC_DECL bool cancel(const Value& id);
   /// Waits until every message handed in so far has been answered (a transport at end of
-  /// input finishes what is in flight this way). Do not call it from a handler.
+  /// input finishes what is in flight this way), however long its handlers and Responders
+  /// take. Do not call it from a handler.
   BATCHRPC_DECL void drain();
-  /// Cancels every request in flight; returns how many.
+  /// Cancels every request in flight (as `cancel` does); returns how many.
   BATCHRPC_DECL std::size_t cancel_all();
   /// Requests with an id that are queued or running.
   [[nodiscard]] BATCHRPC_DECL std::size_t in_flight() const;

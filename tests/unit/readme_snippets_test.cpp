@@ -12,10 +12,13 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <iostream>
 #include <optional>
 #include <span>
+#include <stop_token>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -101,6 +104,28 @@ TEST_SUITE("readme") {
     // snippet:end
     CHECK(router.handle(R"({"jsonrpc":"2.0","method":"slow_add","params":{"a":2,"b":3},"id":1})") ==
           R"({"jsonrpc":"2.0","id":1,"result":5})");
+  }
+
+  TEST_CASE("snippet: a stop callback that answers at once") {
+    rpc::Router router;
+    rpc::add_builtins(router);
+    std::mutex m;
+    // snippet:begin stop_callback
+    using OnCancel = std::stop_callback<std::function<void()>>;
+    std::vector<std::unique_ptr<OnCancel>> waiting;  // guarded by `m`; an event source answers later
+    router.add("wait_for_event", [&](rpc::Responder done) {
+      auto on_cancel = std::make_unique<OnCancel>(done.stop_token(), [done] { done.reject(rpc::cancelled()); });
+      std::lock_guard lock(m);
+      waiting.push_back(std::move(on_cancel));
+    });
+    // snippet:end
+    rpc::Session session(router);
+    std::optional<std::string> reply;
+    session.handle(R"({"jsonrpc":"2.0","method":"wait_for_event","id":7})",
+                   [&](std::optional<std::string_view> r) { reply.emplace(*r); });
+    CHECK_FALSE(reply.has_value());
+    CHECK(session.handle(R"({"jsonrpc":"2.0","method":"notifications/cancel","params":{"id":7}})") == std::nullopt);
+    CHECK(reply == R"({"jsonrpc":"2.0","id":7,"error":{"code":-32800,"message":"Request cancelled"}})");
   }
 
   TEST_CASE("snippet: serving a stream") {

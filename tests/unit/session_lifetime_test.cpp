@@ -10,12 +10,14 @@
 
 #include <doctest/doctest.h>
 
+#include "support/death.hpp"
 #include "support/printing.hpp"
 #include "support/replies.hpp"
 #include "support/watchdog.hpp"
 
 #include <algorithm>
 #include <functional>
+#include <latch>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -292,4 +294,50 @@ TEST_SUITE("session lifetime") {
       CHECK_FALSE(done.resolve(7));  // the session answered it: quietly refused, nothing thrown
     }
   }
+
+#if BATCHRPC_CHECKS_ENABLED
+  TEST_CASE("usage errors stop a debug build with a message that names the rule") {
+    const auto check = [](const death::Ending& e, const char* rule) {
+      CAPTURE(e.stderr_text);
+      CHECK(e.aborted);
+      CHECK(e.stderr_text.find(rule) != std::string::npos);
+    };
+    check(death::in_child([] {
+            rpc::Router router;
+            router.add("one", [] { return 1; });
+            (void)router.handle(request("one", "1"));
+            router.add("two", [] { return 2; });
+          }),
+          "a method was registered after the router started handling messages");
+    check(death::in_child([] {
+            rpc::Router router;
+            std::optional<rpc::Session> session;
+            router.add("close", [&session] { session.reset(); });
+            session.emplace(router);
+            (void)session->handle(request("close", "1"));
+          }),
+          "a session was destroyed from one of its own handlers");
+    check(death::in_child([] {
+            rpc::Router router;
+            rpc::ThreadPool pool(1);
+            rpc::Session* self = nullptr;
+            router.add("inner", [] { return 1; });
+            router.add("outer", [&self] { return self->handle(request("inner", "2")).value_or(""); });
+            rpc::Session session(router, {.executor = &pool});
+            self = &session;
+            (void)session.handle(request("outer", "1"));
+          }),
+          "Session::handle(message) waits for its reply");
+    check(death::in_child([] {
+            auto pool = std::make_unique<rpc::ThreadPool>(1);
+            std::latch done{1};
+            pool->execute([&pool, &done] {
+              pool.reset();
+              done.count_down();
+            });
+            done.wait();
+          }),
+          "a ThreadPool was destroyed from one of its own tasks");
+  }
+#endif
 }

@@ -35,4 +35,17 @@ class InflightBytes {
   std::atomic<std::size_t> used_{0};
 };
 
+// What a router shares with its sessions at run time, kept apart from the router itself so
+// that routers stay movable.
+struct RouterRuntime {
+  InflightBytes inflight;
+  // Set once a message has been handled (checked in debug builds: registering a method after
+  // that races with the threads handling messages).
+  std::atomic<bool> serving{false};
+
+  void mark_serving() noexcept {
+    if (!serving.load(std::memory_order_relaxed)) serving.store(true, std::memory_order_relaxed);
+  }
+};
+
 }  // namespace rpc::detail

@@ -27,11 +27,31 @@
 #include "../executor.hpp"
 #include "../router.hpp"
 #include "../session.hpp"
+#include "checks.hpp"
 #include "session_member.hpp"
 
 namespace rpc::detail {
 
 class Job;
+class SessionCore;
+
+// The session whose handler is running on this thread, if any: a session destroyed from its
+// own handler would wait for itself (checked in debug builds).
+inline thread_local const SessionCore* running_handler_of = nullptr;
+class HandlerScope {
+ public:
+#if BATCHRPC_CHECKS_ENABLED
+  explicit HandlerScope(const SessionCore& core) noexcept : saved_(running_handler_of) { running_handler_of = &core; }
+  ~HandlerScope() { running_handler_of = saved_; }
+  HandlerScope(const HandlerScope&) = delete;
+  HandlerScope& operator=(const HandlerScope&) = delete;
+
+ private:
+  const SessionCore* saved_;
+#else
+  explicit HandlerScope(const SessionCore&) noexcept {}
+#endif
+};
 
 // Defined in impl/session.ipp: an id as a lookup key (strings by text, numbers by value, so
 // that 1 and 1.0 are one key); false for ids that cannot be looked up.

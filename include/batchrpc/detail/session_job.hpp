@@ -128,7 +128,11 @@ class Job {
   bool admit(std::size_t size) noexcept {
     const Limits& limits = options().limits;
     const std::size_t cost = InflightBytes::cost(limits, size);
-    if (!RouterAccess::inflight(core_.router).reserve(cost, limits.max_inflight_bytes)) return false;
+    RouterRuntime& runtime = RouterAccess::runtime(core_.router);
+#if !defined(NDEBUG) || defined(BATCHRPC_CHECKS)
+    runtime.mark_serving();
+#endif
+    if (!runtime.inflight.reserve(cost, limits.max_inflight_bytes)) return false;
     admitted_ = cost;
     return true;
   }
@@ -325,6 +329,7 @@ class Job {
       group.calls.push_back({&m.request, &m, m.stop.get_token()});
     }
     if (!group.calls.empty()) {
+      const HandlerScope running(core_);
       call_group(options(), *group.method, {&core_.router, &core_.owner, nullptr}, group.calls,
                  group.scratch);
     }
@@ -407,6 +412,7 @@ class Job {
     m.reset(m.stop.get_token(), budget_.limit());
     m.arrivals.store(0, std::memory_order_relaxed);  // the Responder is handed on after this
     Context ctx(m.request.method, m.request.id, m.stop.get_token(), {&core_.router, &core_.owner, &m});
+    const HandlerScope running(core_);
     if (call_method(options(), *m.method, m.request, ctx, ws.writer, m.text, budget_.limit())) {
       member_done(i);
     } else if (m.second_arrival()) {  // the Responder has answered already
@@ -463,7 +469,7 @@ class Job {
     } catch (...) {  // no memory to keep a larger pool: the next parse makes a fresh one
     }
     trim();
-    RouterAccess::inflight(core_.router).release(admitted_);
+    RouterAccess::runtime(core_.router).inflight.release(admitted_);
     admitted_ = 0;
     Completion done = std::move(done_);
     try {

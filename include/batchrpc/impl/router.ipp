@@ -11,6 +11,7 @@
 #include <string>
 
 #include "../detail/call.hpp"
+#include "../detail/checks.hpp"
 #include "../detail/message_parser.hpp"
 #include "../detail/reply.hpp"
 #include "../detail/request.hpp"
@@ -29,6 +30,9 @@ BATCHRPC_DECL Workspace& thread_workspace() {
 }  // namespace detail
 
 BATCHRPC_DECL void Router::add_method(std::string_view name, detail::Method method) {
+  BATCHRPC_CHECK(!runtime_->serving.load(std::memory_order_relaxed),
+                 "a method was registered after the router started handling messages: register "
+                 "every method first (handle() may be running on other threads)");
   if (name.empty()) throw std::invalid_argument("batchrpc: a method name cannot be empty");
   if (name.substr(0, 4) == "rpc.") {
     throw std::invalid_argument("batchrpc: method names starting with \"rpc.\" are reserved: " +
@@ -120,6 +124,9 @@ BATCHRPC_DECL bool Router::handle_safely(char* text, std::size_t size, detail::W
 BATCHRPC_DECL bool Router::process(char* text, std::size_t size, detail::Workspace& ws,
                                    Buffer& out) const {
   using detail::null_id;
+#if !defined(NDEBUG) || defined(BATCHRPC_CHECKS)
+  runtime_->mark_serving();
+#endif
   out.clear();
   const Limits& limits = options_.limits;
   if (size > limits.max_message_bytes) {

@@ -155,7 +155,12 @@ namespace rpc {
 BATCHRPC_DECL Session::Session(const Router& router, SessionOptions options)
     : core_(std::make_unique<detail::SessionCore>(*this, router, std::move(options))) {}
 
-BATCHRPC_DECL Session::~Session() { core_->close(); }
+BATCHRPC_DECL Session::~Session() {
+  BATCHRPC_CHECK(detail::running_handler_of != core_.get(),
+                 "a session was destroyed from one of its own handlers: it would wait for that "
+                 "handler, that is for itself");
+  core_->close();
+}
 
 BATCHRPC_DECL void Session::handle(std::string_view message, Completion done) {
   core_->acquire_job().start(message, std::move(done));
@@ -166,6 +171,10 @@ BATCHRPC_DECL void Session::handle_owned(std::string&& message, Completion done)
 }
 
 BATCHRPC_DECL std::optional<std::string> Session::handle(std::string_view message) {
+  BATCHRPC_CHECK(core_->executor == nullptr || detail::running_handler_of != core_.get(),
+                 "Session::handle(message) waits for its reply: from a handler of the same "
+                 "session with an executor it can wait for ever (use the overload with a "
+                 "completion, or Router::handle)");
   std::mutex mutex;
   std::condition_variable answered;
   bool ready = false;

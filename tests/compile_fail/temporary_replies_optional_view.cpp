@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: MIT
+// An optional view is refused on a temporary Replies too.
+// expect-error: T may hold views into the reply
+#include <batchrpc/client.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+std::size_t length(const rpc::BatchBuilder& batch, std::string_view reply) {
+#if BATCHRPC_TEST_FAILING_CODE
+  return rpc::correlate(batch, reply).result<std::optional<std::string_view>>(1)->size();
+#else
+  return rpc::correlate(batch, reply).result<std::optional<std::string>>(1)->size();
+#endif
+}
