@@ -16,7 +16,8 @@ namespace rpc {
 
 /// How messages are delimited on a stream.
 enum class Framing {
-  /// One message per line (`\n`, an optional `\r` before it is dropped); blank lines are skipped.
+  /// One message per line (`\n`, an optional `\r` before it is dropped); blank lines (spaces,
+  /// tabs and `\r` only) are skipped, unless longer than the message limit.
   lines,
   /// `Content-Length: N` header, a blank line, then N bytes, as language servers use.
   content_length,

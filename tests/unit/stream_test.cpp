@@ -121,6 +121,22 @@ TEST_SUITE("stream") {
     }
   }
 
+  TEST_CASE("lines: a blank line longer than the limit is -32001 like any other, whatever its length") {
+    // A line of only whitespace one byte past the limit used to be skipped as blank, while one
+    // two bytes past it was answered -32001 (the early check allows one byte for a '\r').
+    Harness h;
+    const std::string too_large =
+        R"({"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Message too large","data":{"max":64}}})" "\n";
+    for (std::size_t chunk : {1, 3, 4096}) {
+      CAPTURE(chunk);
+      h.writes.clear();
+      CHECK(h.run(std::string(65, '\t') + "\n" + std::string(66, ' ') + "\n" + std::string(64, ' ') + "\r\n" +
+                      add_1 + "\n" + std::string(65, ' '),
+                  {.max_message_bytes = 64}, chunk) ==
+            std::vector<std::string>{too_large, too_large, three + "\n", too_large});
+    }
+  }
+
   TEST_CASE("content-length: frames in, framed replies out") {
     Harness h;
     for (std::size_t chunk : {1, 3, 4096}) {

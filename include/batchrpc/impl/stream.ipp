@@ -109,10 +109,13 @@ class StreamConnection {
     return true;
   }
 
+  // One whole line, without its '\n'. The size is checked before blankness: feed_lines has
+  // already answered every line longer than the limit plus a '\r', blank or not, so a blank
+  // line that used only the '\r' allowance must be answered the same way.
   void line(std::string_view text) {
     if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
-    if (text.find_first_not_of(" \t\r") == std::string_view::npos) return;  // blank line
     if (text.size() > options_.max_message_bytes) return too_large();  // the '\r' allowance unused
+    if (text.find_first_not_of(" \t\r") == std::string_view::npos) return;  // blank line
     deliver(text);
   }
 
