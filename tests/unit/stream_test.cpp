@@ -70,6 +70,8 @@ const std::string note = R"({"jsonrpc":"2.0","method":"note"})";
 const std::string three = R"({"jsonrpc":"2.0","id":1,"result":3})";
 const std::string ten = R"({"jsonrpc":"2.0","id":2,"result":10})";
 
+const std::string sleep_1 = R"({"jsonrpc":"2.0","method":"sleep","params":[20000],"id":1})";
+
 std::string framed(std::string_view body) {
   return "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + std::string(body);
 }
@@ -218,7 +220,7 @@ TEST_SUITE("stream") {
     CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(3));
   }
 
-  TEST_CASE("a peer that stops reading ends the loop") {
+  TEST_CASE("a peer that stops reading ends the loop, and the rest of what was read is not handled") {
     std::atomic<int> notes{0};
     rpc::Router router = make_router(notes);
     rpc::Session session(router);
@@ -227,12 +229,13 @@ TEST_SUITE("stream") {
         session,
         [&](char* data, std::size_t) -> std::ptrdiff_t {
           ++reads;
-          const std::string line = add_1 + "\n";
-          line.copy(data, line.size());
-          return static_cast<std::ptrdiff_t>(line.size());
+          const std::string lines = add_1 + "\n" + note + "\n";
+          lines.copy(data, lines.size());
+          return static_cast<std::ptrdiff_t>(lines.size());
         },
         [](std::string_view) { return false; });
     CHECK(reads == 1);
+    CHECK(notes == 0);
   }
 
   TEST_CASE("file descriptors and iostreams work the same") {
@@ -259,5 +262,32 @@ TEST_SUITE("stream") {
     for (ssize_t n; (n = ::read(from_server[0], buffer, sizeof buffer)) > 0;) got.append(buffer, static_cast<std::size_t>(n));
     ::close(from_server[0]);
     CHECK(got == framed(three) + framed(ten));
+  }
+
+  TEST_CASE("once the peer is gone, a slow request in flight is cancelled, not waited for") {
+    std::atomic<int> notes{0};
+    rpc::Router router = make_router(notes);
+    rpc::ThreadPool pool(2);
+    rpc::Session session(router, {.executor = &pool});
+    std::vector<std::string> writes;
+    std::mutex m;
+    int reads = 0;
+    const auto start = std::chrono::steady_clock::now();
+    rpc::serve_stream(
+        session,
+        [&](char* data, std::size_t) -> std::ptrdiff_t {
+          if (reads++ > 0) return 0;  // end of input right after: the requests are in flight
+          const std::string lines = sleep_1 + "\n" + add_2 + "\n";
+          lines.copy(data, lines.size());
+          return static_cast<std::ptrdiff_t>(lines.size());
+        },
+        [&](std::string_view bytes) {
+          std::lock_guard lock(m);
+          writes.emplace_back(bytes);
+          return false;  // the reply to add_2 finds the peer gone
+        });
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));  // not the handler's 20 s
+    CHECK(writes == std::vector<std::string>{ten + "\n"});  // nothing written after the failure
+    CHECK(session.in_flight() == 0);
   }
 }

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
@@ -41,30 +42,37 @@ class StreamConnection {
     pending_.clear();
   }
 
-  [[nodiscard]] bool peer_gone() const {
-    std::lock_guard lock(write_mutex_);
-    return write_failed_;
-  }
+  // True once a write has failed: the peer is gone, nothing more is read or written.
+  [[nodiscard]] bool peer_gone() const { return peer_gone_.load(); }
 
-  // Writes one reply with its framing, whole.
+  // Writes one reply with its framing, whole. Called on the reading thread and, through
+  // completions, on any thread that completes a request; the lock keeps frames whole and in
+  // one piece on the stream, so the writer (user code) runs under it by design.
   void send(std::string_view reply) {
-    std::lock_guard lock(write_mutex_);
-    if (write_failed_) return;
-    frame_.clear();
-    if (options_.framing == Framing::content_length) {
-      frame_ += "Content-Length: ";
-      frame_ += std::to_string(reply.size());
-      frame_ += "\r\n\r\n";
-      frame_ += reply;
-    } else {
-      frame_ += reply;
-      frame_ += '\n';
+    {
+      std::lock_guard lock(write_mutex_);
+      if (peer_gone_.load()) return;
+      frame_.clear();
+      if (options_.framing == Framing::content_length) {
+        frame_ += "Content-Length: ";
+        frame_ += std::to_string(reply.size());
+        frame_ += "\r\n\r\n";
+        frame_ += reply;
+      } else {
+        frame_ += reply;
+        frame_ += '\n';
+      }
+      if (write_(frame_)) return;
+      peer_gone_.store(true);  // before cancelling: see serve_stream
     }
-    if (!write_(frame_)) write_failed_ = true;
+    // Nobody will read the replies: handlers that honour their stop token end early. Outside
+    // the lock, since cancelling answers queued requests at once, through send().
+    session_.cancel_all();
   }
 
  private:
   void deliver(std::string_view message) {
+    if (peer_gone()) return;  // reading has stopped; what was read but not handled is dropped
     session_.handle(message, [this](std::optional<std::string_view> reply) {
       if (reply) send(*reply);
     });
@@ -205,7 +213,7 @@ class StreamConnection {
 
   mutable std::mutex write_mutex_;
   std::string frame_;
-  bool write_failed_ = false;
+  std::atomic<bool> peer_gone_{false};  // set under write_mutex_, read without it
 };
 
 }  // namespace detail
@@ -222,7 +230,11 @@ BATCHRPC_DECL void serve_stream(Session& session, const StreamReader& read,
     }
     if (!connection.feed(chunk, static_cast<std::size_t>(n)) || connection.peer_gone()) break;
   }
-  session.drain();  // every reply is written before we return
+  // A failed write cancelled what was in flight then; a message handed in after that (between
+  // the reading thread's last look and the cancel) is cancelled here: the flag is set before
+  // that cancel, and read here after the last hand-in.
+  if (connection.peer_gone()) session.cancel_all();
+  session.drain();  // every reply is written (or dropped, peer gone) before we return
 }
 
 BATCHRPC_DECL void serve_stream(Session& session, int in_fd, int out_fd, StreamOptions options) {
