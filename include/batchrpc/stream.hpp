@@ -48,9 +48,15 @@ using StreamWriter = std::function<bool(std::string_view bytes)>;
  * reading thread before the next is read). Replies go out as they complete (correlate by id).
  * At end of input, what is in flight is finished and answered before this returns.
  *
- * When a write fails, the peer is taken to be gone: every request in flight is cancelled
- * (handlers that honour their stop token end early; others are waited for), no more
- * messages are handled and no more writes are made.
+ * When a write fails (the writer returns false or throws), the peer is taken to be gone:
+ * every request in flight is cancelled (handlers that honour their stop token end early;
+ * others are waited for), no more messages are handled and no more writes are made.
+ *
+ * This returns (or throws) only after every completion of the messages it handed in has
+ * run, so neither callback is called once it has returned. If `read` throws (or the session
+ * does), what is in flight is cancelled and then the exception propagates; if `write`
+ * throws, the first such exception propagates. A reader returning more than `size` is a
+ * `std::length_error`.
  *
  * A frame that cannot be read (a `Content-Length` header missing or invalid) is answered
  * `-32700` and ends the connection, since the stream cannot be resynchronised.

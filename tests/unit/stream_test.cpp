@@ -12,6 +12,7 @@
 #include <chrono>
 #include <mutex>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -71,6 +72,7 @@ const std::string three = R"({"jsonrpc":"2.0","id":1,"result":3})";
 const std::string ten = R"({"jsonrpc":"2.0","id":2,"result":10})";
 
 const std::string sleep_1 = R"({"jsonrpc":"2.0","method":"sleep","params":[20000],"id":1})";
+const std::string cancelled_1 = R"({"jsonrpc":"2.0","id":1,"error":{"code":-32800,"message":"Request cancelled"}})";
 
 std::string framed(std::string_view body) {
   return "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + std::string(body);
@@ -289,5 +291,87 @@ TEST_SUITE("stream") {
     CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));  // not the handler's 20 s
     CHECK(writes == std::vector<std::string>{ten + "\n"});  // nothing written after the failure
     CHECK(session.in_flight() == 0);
+  }
+
+  TEST_CASE("a writer that throws ends the connection; its exception comes out after the completions") {
+    std::atomic<int> notes{0};
+    rpc::Router router = make_router(notes);
+    for (const bool executor : {false, true}) {
+      CAPTURE(executor);
+      rpc::ThreadPool pool(2);
+      rpc::Session session(router, {.executor = executor ? &pool : nullptr});
+      std::atomic<int> writes{0};
+      int reads = 0;
+      const std::string input = add_1 + "\n" + (executor ? sleep_1 : note) + "\n";
+      const auto start = std::chrono::steady_clock::now();
+      CHECK_THROWS_WITH_AS(rpc::serve_stream(
+                               session,
+                               [&](char* data, std::size_t) -> std::ptrdiff_t {
+                                 if (reads++ > 0) return 0;
+                                 input.copy(data, input.size());
+                                 return static_cast<std::ptrdiff_t>(input.size());
+                               },
+                               [&](std::string_view) -> bool {
+                                 ++writes;
+                                 throw std::runtime_error("connection reset");
+                               }),
+                           "connection reset", std::runtime_error);
+      CHECK(writes == 1);  // none after the first failure, not even the cancelled request's
+      CHECK(session.in_flight() == 0);
+      CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+    }
+    CHECK(notes == 0);  // the notification after the failed write was not handled
+  }
+
+  TEST_CASE("a reader that throws: what is in flight is cancelled and answered before the exception comes out") {
+    std::atomic<int> notes{0};
+    rpc::Router router = make_router(notes);
+    rpc::ThreadPool pool(2);
+    rpc::Session session(router, {.executor = &pool});
+    std::vector<std::string> writes;
+    std::mutex m;
+    bool returned = false;
+    int late_writes = 0;
+    int reads = 0;
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      rpc::serve_stream(
+          session,
+          [&](char* data, std::size_t) -> std::ptrdiff_t {
+            if (reads++ > 0) throw std::runtime_error("read failed");
+            const std::string line = sleep_1 + "\n";
+            line.copy(data, line.size());
+            return static_cast<std::ptrdiff_t>(line.size());
+          },
+          [&](std::string_view bytes) {
+            std::lock_guard lock(m);
+            if (returned) ++late_writes;
+            writes.emplace_back(bytes);
+            return true;
+          });
+      FAIL("serve_stream returned normally");
+    } catch (const std::runtime_error& e) {
+      std::lock_guard lock(m);
+      returned = true;
+      CHECK(std::string(e.what()) == "read failed");
+      CHECK(writes == std::vector<std::string>{cancelled_1 + "\n"});
+    }
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+    session.drain();
+    std::lock_guard lock(m);
+    CHECK(late_writes == 0);
+  }
+
+  TEST_CASE("a reader that returns more than it was given room for is an error, not an overrun") {
+    std::atomic<int> notes{0};
+    rpc::Router router = make_router(notes);
+    rpc::Session session(router);
+    int reads = 0;
+    CHECK_THROWS_AS(rpc::serve_stream(
+                        session,
+                        [&](char*, std::size_t size) { return static_cast<std::ptrdiff_t>(reads++ == 0 ? size + 1 : 0); },
+                        [](std::string_view) { return true; }),
+                    std::length_error);
+    CHECK(reads == 1);
   }
 }

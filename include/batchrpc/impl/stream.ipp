@@ -9,10 +9,12 @@
 #include <cctype>
 #include <cerrno>
 #include <charconv>
+#include <exception>
 #include <istream>
 #include <mutex>
 #include <optional>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 
 #include "../stream.hpp"
@@ -45,6 +47,12 @@ class StreamConnection {
   // True once a write has failed: the peer is gone, nothing more is read or written.
   [[nodiscard]] bool peer_gone() const { return peer_gone_.load(); }
 
+  // The writer's exception, if it threw (the first one; later writes are not made).
+  [[nodiscard]] std::exception_ptr write_error() const {
+    std::lock_guard lock(write_mutex_);
+    return write_error_;
+  }
+
   // Writes one reply with its framing, whole. Called on the reading thread and, through
   // completions, on any thread that completes a request; the lock keeps frames whole and in
   // one piece on the stream, so the writer (user code) runs under it by design.
@@ -52,17 +60,21 @@ class StreamConnection {
     {
       std::lock_guard lock(write_mutex_);
       if (peer_gone_.load()) return;
-      frame_.clear();
-      if (options_.framing == Framing::content_length) {
-        frame_ += "Content-Length: ";
-        frame_ += std::to_string(reply.size());
-        frame_ += "\r\n\r\n";
-        frame_ += reply;
-      } else {
-        frame_ += reply;
-        frame_ += '\n';
+      try {
+        frame_.clear();
+        if (options_.framing == Framing::content_length) {
+          frame_ += "Content-Length: ";
+          frame_ += std::to_string(reply.size());
+          frame_ += "\r\n\r\n";
+          frame_ += reply;
+        } else {
+          frame_ += reply;
+          frame_ += '\n';
+        }
+        if (write_(frame_)) return;
+      } catch (...) {  // a reply that cannot go out leaves the peer waiting: the connection ends
+        write_error_ = std::current_exception();
       }
-      if (write_(frame_)) return;
       peer_gone_.store(true);  // before cancelling: see serve_stream
     }
     // Nobody will read the replies: handlers that honour their stop token end early. Outside
@@ -213,6 +225,7 @@ class StreamConnection {
 
   mutable std::mutex write_mutex_;
   std::string frame_;
+  std::exception_ptr write_error_;
   std::atomic<bool> peer_gone_{false};  // set under write_mutex_, read without it
 };
 
@@ -221,20 +234,36 @@ class StreamConnection {
 BATCHRPC_DECL void serve_stream(Session& session, const StreamReader& read,
                                 const StreamWriter& write, StreamOptions options) {
   detail::StreamConnection connection(session, write, options);
-  char chunk[1 << 16];
-  for (;;) {
-    const std::ptrdiff_t n = read(chunk, sizeof chunk);
-    if (n <= 0) {
-      connection.finish();
-      break;
+  std::exception_ptr failure;
+  try {
+    char chunk[1 << 16];
+    for (;;) {
+      const std::ptrdiff_t n = read(chunk, sizeof chunk);
+      if (n > static_cast<std::ptrdiff_t>(sizeof chunk)) {
+        throw std::length_error("rpc::serve_stream: the reader returned more bytes than it was given room for");
+      }
+      if (n <= 0) {
+        connection.finish();
+        break;
+      }
+      if (!connection.feed(chunk, static_cast<std::size_t>(n)) || connection.peer_gone()) break;
     }
-    if (!connection.feed(chunk, static_cast<std::size_t>(n)) || connection.peer_gone()) break;
+  } catch (...) {  // the reader, the session or a reply's framing: the connection ends
+    failure = std::current_exception();
   }
-  // A failed write cancelled what was in flight then; a message handed in after that (between
-  // the reading thread's last look and the cancel) is cancelled here: the flag is set before
-  // that cancel, and read here after the last hand-in.
-  if (connection.peer_gone()) session.cancel_all();
-  session.drain();  // every reply is written (or dropped, peer gone) before we return
+  // Completions refer to `connection`, so none may run after we return, whatever ended the
+  // loop. A failed write cancels what was in flight then, but a message handed in after that
+  // (between the reading thread's last look and the cancel) is cancelled here: the flag is
+  // set before that cancel, and read here after the last hand-in.
+  if (failure || connection.peer_gone()) {
+    try {
+      session.cancel_all();
+    } catch (...) {  // out of memory: the requests are still waited for below
+    }
+  }
+  session.drain();  // every completion has run: every reply is written (or dropped, peer gone)
+  if (!failure) failure = connection.write_error();
+  if (failure) std::rethrow_exception(failure);
 }
 
 BATCHRPC_DECL void serve_stream(Session& session, int in_fd, int out_fd, StreamOptions options) {
