@@ -64,10 +64,16 @@ using StreamWriter = std::function<bool(std::string_view bytes)>;
 BATCHRPC_DECL void serve_stream(Session& session, const StreamReader& read,
                                 const StreamWriter& write, StreamOptions options = {});
 
-/// `serve_stream` on file descriptors (for example `STDIN_FILENO`, `STDOUT_FILENO`).
+/**
+ * `serve_stream` on file descriptors (for example `STDIN_FILENO`, `STDOUT_FILENO`, or one
+ * socket for both). They are not closed. A peer that has gone away is a failed write, never
+ * a SIGPIPE: a socket is written with `MSG_NOSIGNAL`, anything else with SIGPIPE blocked on
+ * the writing thread (a SIGPIPE that write raised is taken off that thread), so the process
+ * needs no SIGPIPE handling.
+ */
 BATCHRPC_DECL void serve_stream(Session& session, int in_fd, int out_fd, StreamOptions options = {});
 
-/// `serve_stream` on standard streams.
+/// `serve_stream` on standard streams; `out` is written with SIGPIPE blocked as above.
 BATCHRPC_DECL void serve_stream(Session& session, std::istream& in, std::ostream& out,
                                 StreamOptions options = {});
 

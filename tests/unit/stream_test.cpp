@@ -5,11 +5,18 @@
 #include <batchrpc/builtins.hpp>
 #include <batchrpc/executor.hpp>
 
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
@@ -76,6 +83,84 @@ const std::string cancelled_1 = R"({"jsonrpc":"2.0","id":1,"error":{"code":-3280
 
 std::string framed(std::string_view body) {
   return "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + std::string(body);
+}
+
+bool write_all(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n <= 0) return false;
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+std::string read_all(int fd) {
+  std::string got;
+  char buffer[4096];
+  for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) > 0;) got.append(buffer, static_cast<std::size_t>(n));
+  return got;
+}
+
+sigset_t sigpipe_set() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGPIPE);
+  return set;
+}
+
+// "pending=P blocked=B": SIGPIPE's state on the calling thread.
+std::string sigpipe_state() {
+  sigset_t pending;
+  sigset_t mask;
+  sigemptyset(&pending);
+  sigpending(&pending);
+  pthread_sigmask(SIG_BLOCK, nullptr, &mask);
+  return "pending=" + std::to_string(sigismember(&pending, SIGPIPE)) +
+         " blocked=" + std::to_string(sigismember(&mask, SIGPIPE));
+}
+
+// Runs `body` in a forked child with SIGPIPE at its default action and unblocked, so a write
+// that raises it kills the child (not the test runner). Returns what `body` returned, or how
+// the child ended when it did not get that far.
+template <class Body>
+std::string in_child(Body body) {
+  int report[2];
+  if (::pipe(report) != 0) return "no pipe";
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) return "no fork";
+  if (pid == 0) {
+    ::close(report[0]);
+    std::signal(SIGPIPE, SIG_DFL);
+    const sigset_t set = sigpipe_set();
+    pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+    alarm(60);  // a hang is a failure too
+    const std::string text = body();
+    ::_exit(write_all(report[1], text) ? 0 : 1);
+  }
+  ::close(report[1]);
+  std::string got = read_all(report[0]);
+  ::close(report[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return "exited with " + std::to_string(WEXITSTATUS(status));
+  return got;
+}
+
+// Serves `input` (already written, the peer's writing end closed) from a pipe, writing to a
+// pipe whose reading end is closed: the peer is gone before the first reply.
+std::string serve_to_closed_pipe(const std::string& input, rpc::Session& session) {
+  int to_server[2];
+  int from_server[2];
+  if (::pipe(to_server) != 0 || ::pipe(from_server) != 0) return "no pipe";
+  write_all(to_server[1], input);
+  ::close(to_server[1]);
+  ::close(from_server[0]);
+  rpc::serve_stream(session, to_server[0], from_server[1]);
+  ::close(to_server[0]);
+  ::close(from_server[1]);
+  return "returned";
 }
 
 }  // namespace
@@ -373,5 +458,81 @@ TEST_SUITE("stream") {
                         [](std::string_view) { return true; }),
                     std::length_error);
     CHECK(reads == 1);
+  }
+
+  TEST_CASE("fds: a peer gone from a pipe is a failed write, not SIGPIPE, and nothing more is handled") {
+    CHECK(in_child([] {
+      std::atomic<int> notes{0};
+      rpc::Router router = make_router(notes);
+      rpc::Session session(router);
+      const std::string result = serve_to_closed_pipe(add_1 + "\n" + note + "\n", session);
+      return result + " notes=" + std::to_string(notes.load()) + " " + sigpipe_state();
+    }) == "returned notes=0 pending=0 blocked=0");
+  }
+
+  TEST_CASE("fds: a peer gone from a socket is a failed write, not SIGPIPE") {
+    CHECK(in_child([] {
+      std::atomic<int> notes{0};
+      rpc::Router router = make_router(notes);
+      rpc::Session session(router);
+      int fds[2];
+      if (::socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0) return std::string("no socketpair");
+      write_all(fds[1], add_1 + "\n" + note + "\n");
+      ::close(fds[1]);  // what was sent can still be read; writing fails
+      rpc::serve_stream(session, fds[0], fds[0]);
+      ::close(fds[0]);
+      return "returned notes=" + std::to_string(notes.load()) + " " + sigpipe_state();
+    }) == "returned notes=0 pending=0 blocked=0");
+  }
+
+  TEST_CASE("fds: SIGPIPE blocked by the caller stays blocked, and a pending one stays pending") {
+    CHECK(in_child([] {
+      std::atomic<int> notes{0};
+      rpc::Router router = make_router(notes);
+      rpc::Session session(router);
+      const sigset_t set = sigpipe_set();
+      pthread_sigmask(SIG_BLOCK, &set, nullptr);
+      std::string report = serve_to_closed_pipe(add_1 + "\n", session);
+      report += " " + sigpipe_state();  // the write's own SIGPIPE is taken off
+      ::raise(SIGPIPE);                  // the caller's own SIGPIPE is left for the caller
+      report += "; " + serve_to_closed_pipe(add_1 + "\n", session) + " " + sigpipe_state();
+      int taken = 0;
+      sigwait(&set, &taken);
+      return report;
+    }) == "returned pending=0 blocked=1; returned pending=1 blocked=1");
+  }
+
+  TEST_CASE("iostreams: std::cout on a pipe whose reader is gone is a failed write, not SIGPIPE") {
+    CHECK(in_child([] {
+      std::atomic<int> notes{0};
+      rpc::Router router = make_router(notes);
+      rpc::Session session(router);
+      int out[2];
+      if (::pipe(out) != 0 || ::dup2(out[1], STDOUT_FILENO) < 0) return std::string("no pipe");
+      ::close(out[0]);
+      ::close(out[1]);
+      std::istringstream in(add_1 + "\n" + note + "\n");
+      rpc::serve_stream(session, in, std::cout);
+      return "returned notes=" + std::to_string(notes.load()) + " cout_failed=" + std::to_string(!std::cout) +
+             " " + sigpipe_state();
+    }) == "returned notes=0 cout_failed=1 pending=0 blocked=0");
+  }
+
+  TEST_CASE("fds: a socket peer gone while a slow request runs cancels it (one fd both ways)") {
+    CHECK(in_child([] {
+      std::atomic<int> notes{0};
+      rpc::Router router = make_router(notes);
+      rpc::ThreadPool pool(2);
+      rpc::Session session(router, {.executor = &pool});
+      int fds[2];
+      if (::socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0) return std::string("no socketpair");
+      write_all(fds[1], sleep_1 + "\n" + add_2 + "\n");
+      ::close(fds[1]);
+      const auto start = std::chrono::steady_clock::now();
+      rpc::serve_stream(session, fds[0], fds[0]);
+      const bool prompt = std::chrono::steady_clock::now() - start < std::chrono::seconds(5);
+      ::close(fds[0]);
+      return std::string(prompt ? "returned before the handler's 20 s" : "waited for the handler");
+    }) == "returned before the handler's 20 s");
   }
 }

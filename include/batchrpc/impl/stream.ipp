@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: MIT
-// Non-template bodies of stream.hpp: framing, over-long frames, whole writes.
+// Non-template bodies of stream.hpp: framing, over-long frames, whole writes, a peer that
+// goes away, file descriptors without SIGPIPE.
 #pragma once
 
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -229,6 +233,70 @@ class StreamConnection {
   std::atomic<bool> peer_gone_{false};  // set under write_mutex_, read without it
 };
 
+// Blocks SIGPIPE on this thread while it lives, so that writing to a pipe whose reader is
+// gone fails with EPIPE instead of killing the process. A SIGPIPE that became pending
+// meanwhile was raised by that write (it is directed at the writing thread) and is taken off
+// before the old mask comes back; one that was pending before is left alone.
+class SigpipeBlock {
+ public:
+  SigpipeBlock() {
+    sigemptyset(&sigpipe_);
+    sigaddset(&sigpipe_, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &sigpipe_, &old_mask_);
+    was_pending_ = pending();
+  }
+  ~SigpipeBlock() {
+    if (!was_pending_ && pending()) {
+      int taken = 0;
+      sigwait(&sigpipe_, &taken);  // returns at once: it is pending and blocked
+    }
+    pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
+  }
+  SigpipeBlock(const SigpipeBlock&) = delete;
+  SigpipeBlock& operator=(const SigpipeBlock&) = delete;
+
+ private:
+  [[nodiscard]] static bool pending() {
+    sigset_t set;
+    sigemptyset(&set);
+    return sigpending(&set) == 0 && sigismember(&set, SIGPIPE) == 1;
+  }
+
+  sigset_t sigpipe_;
+  sigset_t old_mask_;
+  bool was_pending_ = false;
+};
+
+#if defined(MSG_NOSIGNAL)
+inline constexpr int no_sigpipe = MSG_NOSIGNAL;
+#else
+inline constexpr int no_sigpipe = 0;  // none here: a socket is written as a pipe is
+#endif
+
+// Writes all of `bytes`; false once the fd fails (the peer is gone). Never raises SIGPIPE: a socket is written with MSG_NOSIGNAL, anything else (a pipe,
+// as stdout often is) with SIGPIPE blocked on this thread.
+inline bool write_fd(int fd, bool socket, std::string_view bytes) {
+  const bool send = socket && no_sigpipe != 0;
+  std::optional<SigpipeBlock> block;
+  if (!send) block.emplace();
+  while (!bytes.empty()) {
+    const ssize_t n = send ? ::send(fd, bytes.data(), bytes.size(), no_sigpipe)
+                           : ::write(fd, bytes.data(), bytes.size());
+    if (n > 0) {
+      bytes.remove_prefix(static_cast<std::size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    return false;  // 0 bytes of a non-empty write would repeat for ever: a failure as well
+  }
+  return true;
+}
+
+inline bool is_socket(int fd) {
+  struct stat st {};
+  return ::fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
 }  // namespace detail
 
 BATCHRPC_DECL void serve_stream(Session& session, const StreamReader& read,
@@ -273,16 +341,8 @@ BATCHRPC_DECL void serve_stream(Session& session, int in_fd, int out_fd, StreamO
       if (n >= 0 || errno != EINTR) return n;
     }
   };
-  const StreamWriter write = [out_fd](std::string_view bytes) {
-    while (!bytes.empty()) {
-      const ssize_t n = ::write(out_fd, bytes.data(), bytes.size());
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return false;
-      }
-      bytes.remove_prefix(static_cast<std::size_t>(n));
-    }
-    return true;
+  const StreamWriter write = [out_fd, socket = detail::is_socket(out_fd)](std::string_view bytes) {
+    return detail::write_fd(out_fd, socket, bytes);
   };
   serve_stream(session, read, write, options);
 }
@@ -297,6 +357,7 @@ BATCHRPC_DECL void serve_stream(Session& session, std::istream& in, std::ostream
     return 1 + (more > 0 ? more : 0);
   };
   const StreamWriter write = [&out](std::string_view bytes) {
+    const detail::SigpipeBlock block;  // std::cout may be a pipe whose reader is gone
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     out.flush();
     return static_cast<bool>(out);
