@@ -66,7 +66,8 @@ BATCHRPC_DECL void serve_stream(Session& session, const StreamReader& read,
 
 /**
  * `serve_stream` on file descriptors (for example `STDIN_FILENO`, `STDOUT_FILENO`, or one
- * socket for both). They are not closed. A peer that has gone away is a failed write, never
+ * socket for both), blocking or non-blocking (then waited on with `poll`); interrupted calls
+ * are retried. They are not closed. A peer that has gone away is a failed write, never
  * a SIGPIPE: a socket is written with `MSG_NOSIGNAL`, anything else with SIGPIPE blocked on
  * the writing thread (a SIGPIPE that write raised is taken off that thread), so the process
  * needs no SIGPIPE handling.

@@ -5,6 +5,7 @@
 #include <batchrpc/builtins.hpp>
 #include <batchrpc/executor.hpp>
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -40,6 +41,7 @@ rpc::Router make_router(std::atomic<int>& notes) {
     if (!spec::sleep_unless_cancelled(ctx.stop_token(), std::chrono::milliseconds(ms))) throw rpc::cancelled();
     return ms;
   }, rpc::names("ms"));
+  router.add("text", [](int n) { return std::string(static_cast<std::size_t>(n), 'x'); }, rpc::names("n"));
   return router;
 }
 
@@ -534,5 +536,56 @@ TEST_SUITE("stream") {
       ::close(fds[0]);
       return std::string(prompt ? "returned before the handler's 20 s" : "waited for the handler");
     }) == "returned before the handler's 20 s");
+  }
+
+  TEST_CASE("fds: a non-blocking input is waited on, not taken for end of input") {
+    std::atomic<int> notes{0};
+    rpc::Router router = make_router(notes);
+    rpc::Session session(router);
+    int to_server[2];
+    int from_server[2];
+    REQUIRE(::pipe(to_server) == 0);
+    REQUIRE(::pipe(from_server) == 0);
+    REQUIRE(::fcntl(to_server[0], F_SETFL, O_NONBLOCK) == 0);
+    std::thread peer([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the first read finds nothing
+      write_all(to_server[1], add_1.substr(0, 10));
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));  // nor does a read mid-line
+      write_all(to_server[1], add_1.substr(10) + "\n" + add_2 + "\n");
+      ::close(to_server[1]);
+    });
+    rpc::serve_stream(session, to_server[0], from_server[1]);
+    peer.join();
+    ::close(to_server[0]);
+    ::close(from_server[1]);
+    CHECK(read_all(from_server[0]) == three + "\n" + ten + "\n");
+    ::close(from_server[0]);
+  }
+
+  TEST_CASE("fds: a full non-blocking output is waited on, not taken for a gone peer") {
+    std::atomic<int> notes{0};
+    rpc::Router router = make_router(notes);
+    rpc::Session session(router);
+    int to_server[2];
+    int from_server[2];
+    REQUIRE(::pipe(to_server) == 0);
+    REQUIRE(::pipe(from_server) == 0);
+    REQUIRE(::fcntl(from_server[1], F_SETFL, O_NONBLOCK) == 0);
+    // A reply larger than a pipe holds (64 KiB by default), read only after a pause.
+    REQUIRE(write_all(to_server[1], R"({"jsonrpc":"2.0","method":"text","params":[300000],"id":3})" "\n" + add_1 + "\n"));
+    ::close(to_server[1]);
+    std::string got;
+    std::thread peer([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      got = read_all(from_server[0]);
+    });
+    rpc::serve_stream(session, to_server[0], from_server[1]);
+    ::close(to_server[0]);
+    ::close(from_server[1]);
+    peer.join();
+    ::close(from_server[0]);
+    const std::string expected = R"({"jsonrpc":"2.0","id":3,"result":")" + std::string(300000, 'x') + "\"}\n" + three + "\n";
+    CHECK(got.size() == expected.size());
+    CHECK((got == expected));  // not printed: 300 KB
   }
 }

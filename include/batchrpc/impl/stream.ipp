@@ -3,6 +3,7 @@
 // goes away, file descriptors without SIGPIPE.
 #pragma once
 
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -267,13 +268,34 @@ class SigpipeBlock {
   bool was_pending_ = false;
 };
 
+// Waits until `fd` is ready for `events` (a non-blocking fd said EAGAIN); false if it cannot.
+inline bool wait_ready(int fd, short events) {
+  pollfd p{fd, events, 0};
+  for (;;) {
+    if (::poll(&p, 1, -1) >= 0) return true;  // an error or hang-up shows in the next call
+    if (errno != EINTR) return false;
+  }
+}
+
+// Reads what is there (at least one byte), waiting on a non-blocking fd; 0 at end, -1 on error.
+inline std::ptrdiff_t read_fd(int fd, char* data, std::size_t size) {
+  for (;;) {
+    const ssize_t n = ::read(fd, data, size);
+    if (n >= 0) return n;
+    if (errno == EINTR) continue;
+    if ((errno == EAGAIN || errno == EWOULDBLOCK) && wait_ready(fd, POLLIN)) continue;
+    return -1;
+  }
+}
+
 #if defined(MSG_NOSIGNAL)
 inline constexpr int no_sigpipe = MSG_NOSIGNAL;
 #else
 inline constexpr int no_sigpipe = 0;  // none here: a socket is written as a pipe is
 #endif
 
-// Writes all of `bytes`; false once the fd fails (the peer is gone). Never raises SIGPIPE: a socket is written with MSG_NOSIGNAL, anything else (a pipe,
+// Writes all of `bytes`, waiting on a non-blocking fd; false once the fd fails (the peer is
+// gone). Never raises SIGPIPE: a socket is written with MSG_NOSIGNAL, anything else (a pipe,
 // as stdout often is) with SIGPIPE blocked on this thread.
 inline bool write_fd(int fd, bool socket, std::string_view bytes) {
   const bool send = socket && no_sigpipe != 0;
@@ -287,6 +309,7 @@ inline bool write_fd(int fd, bool socket, std::string_view bytes) {
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && wait_ready(fd, POLLOUT)) continue;
     return false;  // 0 bytes of a non-empty write would repeat for ever: a failure as well
   }
   return true;
@@ -335,12 +358,7 @@ BATCHRPC_DECL void serve_stream(Session& session, const StreamReader& read,
 }
 
 BATCHRPC_DECL void serve_stream(Session& session, int in_fd, int out_fd, StreamOptions options) {
-  const StreamReader read = [in_fd](char* data, std::size_t size) -> std::ptrdiff_t {
-    for (;;) {
-      const ssize_t n = ::read(in_fd, data, size);
-      if (n >= 0 || errno != EINTR) return n;
-    }
-  };
+  const StreamReader read = [in_fd](char* data, std::size_t size) { return detail::read_fd(in_fd, data, size); };
   const StreamWriter write = [out_fd, socket = detail::is_socket(out_fd)](std::string_view bytes) {
     return detail::write_fd(out_fd, socket, bytes);
   };
