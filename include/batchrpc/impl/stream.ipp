@@ -59,8 +59,8 @@ class StreamConnection {
   }
 
   // Writes one reply with its framing, whole. Called on the reading thread and, through
-  // completions, on any thread that completes a request; the lock keeps frames whole and in
-  // one piece on the stream, so the writer (user code) runs under it by design.
+  // completions, on any thread that completes a request; the lock keeps each frame whole on
+  // the stream, so the writer (user code) runs under it by design.
   void send(std::string_view reply) {
     {
       std::lock_guard lock(write_mutex_);
@@ -298,12 +298,12 @@ inline constexpr int no_sigpipe = 0;  // none here: a socket is written as a pip
 // gone). Never raises SIGPIPE: a socket is written with MSG_NOSIGNAL, anything else (a pipe,
 // as stdout often is) with SIGPIPE blocked on this thread.
 inline bool write_fd(int fd, bool socket, std::string_view bytes) {
-  const bool send = socket && no_sigpipe != 0;
+  const bool use_send = socket && no_sigpipe != 0;
   std::optional<SigpipeBlock> block;
-  if (!send) block.emplace();
+  if (!use_send) block.emplace();
   while (!bytes.empty()) {
-    const ssize_t n = send ? ::send(fd, bytes.data(), bytes.size(), no_sigpipe)
-                           : ::write(fd, bytes.data(), bytes.size());
+    const ssize_t n = use_send ? ::send(fd, bytes.data(), bytes.size(), no_sigpipe)
+                               : ::write(fd, bytes.data(), bytes.size());
     if (n > 0) {
       bytes.remove_prefix(static_cast<std::size_t>(n));
       continue;
