@@ -16,7 +16,8 @@ namespace rpc {
 
 /// How messages are delimited on a stream.
 enum class Framing {
-  /// One message per line (`\n`, an optional `\r` before it is dropped); blank lines are skipped.
+  /// One message per line (`\n`, an optional `\r` before it is dropped); blank lines (spaces,
+  /// tabs and `\r` only) are skipped, unless longer than the message limit.
   lines,
   /// `Content-Length: N` header, a blank line, then N bytes, as language servers use.
   content_length,
@@ -32,9 +33,11 @@ struct StreamOptions {
 };
 
 /// Reads up to `size` bytes into `data`: returns the number read, 0 at end of input, or -1 on
-/// a read error (treated as end of input).
+/// a read error (treated as end of input). Called on the thread that called `serve_stream`
+/// only. It may throw (see `serve_stream`).
 using StreamReader = std::function<std::ptrdiff_t(char* data, std::size_t size)>;
-/// Writes all of `bytes`; returns false when the peer is gone (reading then stops).
+/// Writes all of `bytes` (one whole frame); returns false when the peer is gone. Throwing
+/// counts as false. See `serve_stream` for the threads it is called on.
 using StreamWriter = std::function<bool(std::string_view bytes)>;
 
 /**
@@ -45,18 +48,46 @@ using StreamWriter = std::function<bool(std::string_view bytes)>;
  * The reading goes on while handlers run, so a later `notifications/cancel` reaches a slow
  * request — give the session an executor for that (without one, each message runs on the
  * reading thread before the next is read). Replies go out as they complete (correlate by id).
- * At end of input, what is in flight is finished and answered before this returns.
+ * At end of input (the reader returns 0 or -1), what is in flight is finished and answered
+ * before this returns.
+ *
+ * When a write fails (the writer returns false or throws), the peer is taken to be gone:
+ * every request in flight is cancelled (handlers that honour their stop token end early;
+ * others are waited for), no more messages are handled and no more writes are made. Reading
+ * stops when the reader next returns: one blocked then keeps this waiting until it does.
  *
  * A frame that cannot be read (a `Content-Length` header missing or invalid) is answered
  * `-32700` and ends the connection, since the stream cannot be resynchronised.
+ *
+ * Threads and lifetimes:
+ * - `read` runs on the calling thread. `write` runs there too and, through the session's
+ *   completions, on any thread that completes a request (the executor's threads, a thread
+ *   answering an `rpc::Responder`, a thread cancelling), also after `Session::handle` has
+ *   returned. It is called one frame at a time, under the connection's write lock (that is
+ *   what keeps frames whole), so it must not call into `session`: a completion it caused
+ *   would wait for that lock. Nothing else of the caller's runs under a lock of this function.
+ * - This returns (or throws) only after every completion of the messages it handed in has
+ *   run, so neither callback is called once it has returned, however it ended. `session`
+ *   (with its router and executor) and both callbacks must outlive the call.
+ * - If `read` throws (or handing a message to the session does), what is in flight is
+ *   cancelled, then the exception propagates. If `write` throws, the connection ends as for a
+ *   failed write and the first such exception propagates. A reader that returns more than
+ *   `size` is a `std::length_error`.
  */
 BATCHRPC_DECL void serve_stream(Session& session, const StreamReader& read,
                                 const StreamWriter& write, StreamOptions options = {});
 
-/// `serve_stream` on file descriptors (for example `STDIN_FILENO`, `STDOUT_FILENO`).
+/**
+ * `serve_stream` on file descriptors (for example `STDIN_FILENO`, `STDOUT_FILENO`, or one
+ * socket for both), blocking or non-blocking (then waited on with `poll`); interrupted calls
+ * are retried. They are not closed. A peer that has gone away is a failed write, never
+ * a SIGPIPE: a socket is written with `MSG_NOSIGNAL`, anything else with SIGPIPE blocked on
+ * the writing thread (a SIGPIPE that write raised is taken off that thread), so the process
+ * needs no SIGPIPE handling.
+ */
 BATCHRPC_DECL void serve_stream(Session& session, int in_fd, int out_fd, StreamOptions options = {});
 
-/// `serve_stream` on standard streams.
+/// `serve_stream` on standard streams; `out` is written with SIGPIPE blocked as above.
 BATCHRPC_DECL void serve_stream(Session& session, std::istream& in, std::ostream& out,
                                 StreamOptions options = {});
 

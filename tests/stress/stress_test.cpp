@@ -3,7 +3,7 @@
 // (results, errors, invalid members, notifications, slow handlers, handlers answering later
 // from another pool, cancels of their own in-flight ids racing completions), through
 // Session::handle(message, completion), over serve_stream on pipes (both framings), and
-// through Router::handle. Every request with an id must be answered exactly once, with a
+// through Router::handle; and serve_stream reaching end of input with slow requests in flight. Every request with an id must be answered exactly once, with a
 // response its method can give; every message exactly once, in the shape the rules give.
 // Counts are smaller under ThreadSanitizer and AddressSanitizer.
 #include <batchrpc/builtins.hpp>
@@ -13,8 +13,10 @@
 #include <batchrpc/session.hpp>
 #include <batchrpc/stream.hpp>
 
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -387,6 +389,102 @@ void write_all(int fd, std::string_view bytes) {
   }
 }
 
+// One round of the end-of-input phase: what the peer sends, all at once, then end of input.
+struct Script {
+  rpc::Framing framing = rpc::Framing::lines;
+  std::string input;
+  std::vector<std::string> expected;  // every reply, sorted
+  long notes = 0;
+};
+
+Script make_script(std::mt19937& rng, int round) {
+  Script s;
+  s.framing = rng() % 2 == 0 ? rpc::Framing::lines : rpc::Framing::content_length;
+  const auto send = [&s](const std::string& text) {
+    s.input += s.framing == rpc::Framing::lines
+                   ? text + "\n"
+                   : "Content-Length: " + std::to_string(text.size()) + "\r\n\r\n" + text;
+  };
+  const auto request = [](const std::string& method, const std::string& params, const std::string& id) {
+    return R"({"jsonrpc":"2.0","method":")" + method + R"(","params":)" + params + R"(,"id":)" + id + "}";
+  };
+  const auto result = [](const std::string& id, long value) {
+    return R"({"jsonrpc":"2.0","id":)" + id + R"(,"result":)" + std::to_string(value) + "}";
+  };
+  const std::string note = R"({"jsonrpc":"2.0","method":"note"})";
+  const int count = 1 + static_cast<int>(rng() % 12);
+  for (int i = 0; i < count; ++i) {
+    const std::string id = std::to_string(round * 100 + i);
+    const long ms = static_cast<long>(rng() % 20);
+    const long x = static_cast<long>(rng() % 1000);
+    switch (rng() % 6) {
+      case 0:
+        send(request("sleep", "[" + std::to_string(ms) + "]", id));
+        s.expected.push_back(result(id, ms));
+        break;
+      case 1:
+        send(request("later", "[" + std::to_string(x) + "]", id));
+        s.expected.push_back(result(id, x));
+        break;
+      case 2:
+        send(request("add", "[" + std::to_string(x) + "," + std::to_string(round) + "]", id));
+        s.expected.push_back(result(id, x + round));
+        break;
+      case 3:
+        send(R"({"jsonrpc":"2.0","method":"fail","id":)" + id + "}");
+        s.expected.push_back(R"({"jsonrpc":"2.0","id":)" + id + R"(,"error":{"code":-32603,"message":"Internal error"}})");
+        break;
+      case 4:
+        send(note);
+        ++s.notes;
+        break;
+      default: {  // a batch whose members finish on different threads
+        const std::string a = "\"" + id + "a\"";
+        const std::string b = "\"" + id + "b\"";
+        send("[" + request("sleep", "[" + std::to_string(ms) + "]", a) + "," + note + "," +
+             request("later", "[" + std::to_string(x) + "]", b) + "]");
+        s.expected.push_back("[" + result(a, ms) + "," + result(b, x) + "]");
+        ++s.notes;
+        break;
+      }
+    }
+  }
+  // A last line without its newline is a message too.
+  if (s.framing == rpc::Framing::lines && rng() % 4 == 0) s.input.pop_back();
+  std::sort(s.expected.begin(), s.expected.end());
+  return s;
+}
+
+// Splits what a peer read back into reply bodies; a torn frame is kept whole (and mismatches).
+std::vector<std::string> split_replies(std::string stream, rpc::Framing framing) {
+  std::vector<std::string> bodies;
+  while (!stream.empty()) {
+    if (framing == rpc::Framing::lines) {
+      const std::size_t eol = stream.find('\n');
+      if (eol == std::string::npos) break;
+      bodies.push_back(stream.substr(0, eol));
+      stream.erase(0, eol + 1);
+    } else {
+      const std::size_t end = stream.find("\r\n\r\n");
+      if (end == std::string::npos || stream.compare(0, 16, "Content-Length: ") != 0) break;
+      const std::size_t length = std::stoul(stream.substr(16, end - 16));
+      if (stream.size() < end + 4 + length) break;
+      bodies.push_back(stream.substr(end + 4, length));
+      stream.erase(0, end + 4 + length);
+    }
+  }
+  if (!stream.empty()) bodies.push_back(stream);
+  return bodies;
+}
+
+// Reads a descriptor to its end.
+std::string read_to_end(int fd) {
+  std::string got;
+  char chunk[4096];
+  for (ssize_t n; (n = ::read(fd, chunk, sizeof chunk)) > 0;) got.append(chunk, static_cast<std::size_t>(n));
+  return got;
+}
+
 }  // namespace
 
 TEST_SUITE("stress") {
@@ -586,5 +684,89 @@ TEST_SUITE("stress") {
     for (auto& th : pool) th.join();
     CHECK(wrong == 0);
     CHECK(server.notes.load() == threads * rounds);
+  }
+
+  TEST_CASE("end of input with slow requests in flight: every reply written before serve_stream returns") {
+    // Over a reader and writer in memory (chunks of random size), pipes, and a socket used
+    // both ways; the peer's input ends right after its last message, while handlers still run
+    // on the executor and Responders are answered from another pool.
+    const int rounds = 90 / scale_down;
+    Watchdog watchdog(240s, "the end-of-input phase");
+    Server server;
+    std::mt19937 rng(20240611);
+    long notes_sent = 0;
+    int mismatched = 0;
+    for (int round = 0; round < rounds; ++round) {
+      const Script script = make_script(rng, round);
+      notes_sent += script.notes;
+      const int transport = round % 3;
+      std::vector<std::string> got;
+      {
+        rpc::Session session(server.router, {.executor = &server.workers});
+        if (transport == 0) {
+          std::mutex m;
+          std::vector<std::string> writes;
+          std::size_t at = 0;
+          std::mt19937 chunks(static_cast<unsigned>(round));
+          rpc::serve_stream(
+              session,
+              [&](char* data, std::size_t size) -> std::ptrdiff_t {
+                const std::size_t n = std::min({size, std::size_t{1} + chunks() % 64, script.input.size() - at});
+                script.input.copy(data, n, at);
+                at += n;
+                return static_cast<std::ptrdiff_t>(n);
+              },
+              [&](std::string_view bytes) {
+                std::lock_guard lock(m);
+                writes.emplace_back(bytes);
+                return true;
+              },
+              {.framing = script.framing});
+          std::lock_guard lock(m);  // what was written by the time it returned
+          for (const std::string& w : writes) {
+            const std::vector<std::string> bodies = split_replies(w, script.framing);
+            if (bodies.size() != 1) ++mismatched;  // each write one whole frame
+            got.insert(got.end(), bodies.begin(), bodies.end());
+          }
+        } else {
+          int in[2];
+          int out[2];
+          if (transport == 1) {
+            REQUIRE(::pipe(in) == 0);
+            REQUIRE(::pipe(out) == 0);
+          } else {
+            REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, in) == 0);  // in[0]: the server's both ways
+            out[0] = in[1];
+            out[1] = in[0];
+          }
+          std::string read_back;
+          std::thread peer([&] {
+            write_all(in[1], script.input);
+            if (transport == 1) {
+              ::close(in[1]);
+            } else {
+              ::shutdown(in[1], SHUT_WR);  // end of input; replies still come back on it
+            }
+            read_back = read_to_end(out[0]);  // ends when the server closes its end
+          });
+          rpc::serve_stream(session, in[0], out[1], {.framing = script.framing});
+          ::close(in[0]);
+          if (transport == 1) ::close(out[1]);
+          peer.join();
+          ::close(out[0]);
+          got = split_replies(read_back, script.framing);
+        }
+        CHECK(session.in_flight() == 0);
+      }
+      std::sort(got.begin(), got.end());
+      if (got != script.expected && ++mismatched <= 3) {
+        CAPTURE(round);
+        CAPTURE(transport);
+        CAPTURE(script.input);
+        CHECK(got == script.expected);
+      }
+    }
+    CHECK(mismatched == 0);
+    CHECK(server.notes.load() == notes_sent);
   }
 }

@@ -5,13 +5,22 @@
 #include <batchrpc/builtins.hpp>
 #include <batchrpc/executor.hpp>
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
 #include <mutex>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -32,6 +41,7 @@ rpc::Router make_router(std::atomic<int>& notes) {
     if (!spec::sleep_unless_cancelled(ctx.stop_token(), std::chrono::milliseconds(ms))) throw rpc::cancelled();
     return ms;
   }, rpc::names("ms"));
+  router.add("text", [](int n) { return std::string(static_cast<std::size_t>(n), 'x'); }, rpc::names("n"));
   return router;
 }
 
@@ -70,8 +80,89 @@ const std::string note = R"({"jsonrpc":"2.0","method":"note"})";
 const std::string three = R"({"jsonrpc":"2.0","id":1,"result":3})";
 const std::string ten = R"({"jsonrpc":"2.0","id":2,"result":10})";
 
+const std::string sleep_1 = R"({"jsonrpc":"2.0","method":"sleep","params":[20000],"id":1})";
+const std::string cancelled_1 = R"({"jsonrpc":"2.0","id":1,"error":{"code":-32800,"message":"Request cancelled"}})";
+
 std::string framed(std::string_view body) {
   return "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + std::string(body);
+}
+
+bool write_all(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n <= 0) return false;
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+std::string read_all(int fd) {
+  std::string got;
+  char buffer[4096];
+  for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) > 0;) got.append(buffer, static_cast<std::size_t>(n));
+  return got;
+}
+
+sigset_t sigpipe_set() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGPIPE);
+  return set;
+}
+
+// "pending=P blocked=B": SIGPIPE's state on the calling thread.
+std::string sigpipe_state() {
+  sigset_t pending;
+  sigset_t mask;
+  sigemptyset(&pending);
+  sigpending(&pending);
+  pthread_sigmask(SIG_BLOCK, nullptr, &mask);
+  return "pending=" + std::to_string(sigismember(&pending, SIGPIPE)) +
+         " blocked=" + std::to_string(sigismember(&mask, SIGPIPE));
+}
+
+// Runs `body` in a forked child with SIGPIPE at its default action and unblocked, so a write
+// that raises it kills the child (not the test runner). Returns what `body` returned, or how
+// the child ended when it did not get that far.
+template <class Body>
+std::string in_child(Body body) {
+  int report[2];
+  if (::pipe(report) != 0) return "no pipe";
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) return "no fork";
+  if (pid == 0) {
+    ::close(report[0]);
+    std::signal(SIGPIPE, SIG_DFL);
+    const sigset_t set = sigpipe_set();
+    pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+    alarm(60);  // a hang is a failure too
+    const std::string text = body();
+    ::_exit(write_all(report[1], text) ? 0 : 1);
+  }
+  ::close(report[1]);
+  std::string got = read_all(report[0]);
+  ::close(report[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return "exited with " + std::to_string(WEXITSTATUS(status));
+  return got;
+}
+
+// Serves `input` (already written, the peer's writing end closed) from a pipe, writing to a
+// pipe whose reading end is closed: the peer is gone before the first reply.
+std::string serve_to_closed_pipe(const std::string& input, rpc::Session& session) {
+  int to_server[2];
+  int from_server[2];
+  if (::pipe(to_server) != 0 || ::pipe(from_server) != 0) return "no pipe";
+  write_all(to_server[1], input);
+  ::close(to_server[1]);
+  ::close(from_server[0]);
+  rpc::serve_stream(session, to_server[0], from_server[1]);
+  ::close(to_server[0]);
+  ::close(from_server[1]);
+  return "returned";
 }
 
 }  // namespace
@@ -118,6 +209,22 @@ TEST_SUITE("stream") {
       CHECK(h.run(std::string(20, ' ') + "1\n") ==
             std::vector<std::string>{
                 R"({"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Message too large","data":{"max":10}}})" "\n"});
+    }
+  }
+
+  TEST_CASE("lines: a blank line longer than the limit is -32001 like any other, whatever its length") {
+    // A line of only whitespace one byte past the limit used to be skipped as blank, while one
+    // two bytes past it was answered -32001 (the early check allows one byte for a '\r').
+    Harness h;
+    const std::string too_large =
+        R"({"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Message too large","data":{"max":64}}})" "\n";
+    for (std::size_t chunk : {1, 3, 4096}) {
+      CAPTURE(chunk);
+      h.writes.clear();
+      CHECK(h.run(std::string(65, '\t') + "\n" + std::string(66, ' ') + "\n" + std::string(64, ' ') + "\r\n" +
+                      add_1 + "\n" + std::string(65, ' '),
+                  {.max_message_bytes = 64}, chunk) ==
+            std::vector<std::string>{too_large, too_large, three + "\n", too_large});
     }
   }
 
@@ -202,7 +309,7 @@ TEST_SUITE("stream") {
     CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(3));
   }
 
-  TEST_CASE("a peer that stops reading ends the loop") {
+  TEST_CASE("a peer that stops reading ends the loop, and the rest of what was read is not handled") {
     std::atomic<int> notes{0};
     rpc::Router router = make_router(notes);
     rpc::Session session(router);
@@ -211,12 +318,13 @@ TEST_SUITE("stream") {
         session,
         [&](char* data, std::size_t) -> std::ptrdiff_t {
           ++reads;
-          const std::string line = add_1 + "\n";
-          line.copy(data, line.size());
-          return static_cast<std::ptrdiff_t>(line.size());
+          const std::string lines = add_1 + "\n" + note + "\n";
+          lines.copy(data, lines.size());
+          return static_cast<std::ptrdiff_t>(lines.size());
         },
         [](std::string_view) { return false; });
     CHECK(reads == 1);
+    CHECK(notes == 0);
   }
 
   TEST_CASE("file descriptors and iostreams work the same") {
@@ -243,5 +351,241 @@ TEST_SUITE("stream") {
     for (ssize_t n; (n = ::read(from_server[0], buffer, sizeof buffer)) > 0;) got.append(buffer, static_cast<std::size_t>(n));
     ::close(from_server[0]);
     CHECK(got == framed(three) + framed(ten));
+  }
+
+  TEST_CASE("once the peer is gone, a slow request in flight is cancelled, not waited for") {
+    std::atomic<int> notes{0};
+    rpc::Router router = make_router(notes);
+    rpc::ThreadPool pool(2);
+    rpc::Session session(router, {.executor = &pool});
+    std::vector<std::string> writes;
+    std::mutex m;
+    int reads = 0;
+    const auto start = std::chrono::steady_clock::now();
+    rpc::serve_stream(
+        session,
+        [&](char* data, std::size_t) -> std::ptrdiff_t {
+          if (reads++ > 0) return 0;  // end of input right after: the requests are in flight
+          const std::string lines = sleep_1 + "\n" + add_2 + "\n";
+          lines.copy(data, lines.size());
+          return static_cast<std::ptrdiff_t>(lines.size());
+        },
+        [&](std::string_view bytes) {
+          std::lock_guard lock(m);
+          writes.emplace_back(bytes);
+          return false;  // the reply to add_2 finds the peer gone
+        });
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));  // not the handler's 20 s
+    CHECK(writes == std::vector<std::string>{ten + "\n"});  // nothing written after the failure
+    CHECK(session.in_flight() == 0);
+  }
+
+  TEST_CASE("a writer that throws ends the connection; its exception comes out after the completions") {
+    std::atomic<int> notes{0};
+    rpc::Router router = make_router(notes);
+    for (const bool executor : {false, true}) {
+      CAPTURE(executor);
+      rpc::ThreadPool pool(2);
+      rpc::Session session(router, {.executor = executor ? &pool : nullptr});
+      std::atomic<int> writes{0};
+      int reads = 0;
+      const std::string input = add_1 + "\n" + (executor ? sleep_1 : note) + "\n";
+      const auto start = std::chrono::steady_clock::now();
+      CHECK_THROWS_WITH_AS(rpc::serve_stream(
+                               session,
+                               [&](char* data, std::size_t) -> std::ptrdiff_t {
+                                 if (reads++ > 0) return 0;
+                                 input.copy(data, input.size());
+                                 return static_cast<std::ptrdiff_t>(input.size());
+                               },
+                               [&](std::string_view) -> bool {
+                                 ++writes;
+                                 throw std::runtime_error("connection reset");
+                               }),
+                           "connection reset", std::runtime_error);
+      CHECK(writes == 1);  // none after the first failure, not even the cancelled request's
+      CHECK(session.in_flight() == 0);
+      CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+    }
+    CHECK(notes == 0);  // the notification after the failed write was not handled
+  }
+
+  TEST_CASE("a reader that throws: what is in flight is cancelled and answered before the exception comes out") {
+    std::atomic<int> notes{0};
+    rpc::Router router = make_router(notes);
+    rpc::ThreadPool pool(2);
+    rpc::Session session(router, {.executor = &pool});
+    std::vector<std::string> writes;
+    std::mutex m;
+    bool returned = false;
+    int late_writes = 0;
+    int reads = 0;
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      rpc::serve_stream(
+          session,
+          [&](char* data, std::size_t) -> std::ptrdiff_t {
+            if (reads++ > 0) throw std::runtime_error("read failed");
+            const std::string line = sleep_1 + "\n";
+            line.copy(data, line.size());
+            return static_cast<std::ptrdiff_t>(line.size());
+          },
+          [&](std::string_view bytes) {
+            std::lock_guard lock(m);
+            if (returned) ++late_writes;
+            writes.emplace_back(bytes);
+            return true;
+          });
+      FAIL("serve_stream returned normally");
+    } catch (const std::runtime_error& e) {
+      std::lock_guard lock(m);
+      returned = true;
+      CHECK(std::string(e.what()) == "read failed");
+      CHECK(writes == std::vector<std::string>{cancelled_1 + "\n"});
+    }
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+    session.drain();
+    std::lock_guard lock(m);
+    CHECK(late_writes == 0);
+  }
+
+  TEST_CASE("a reader that returns more than it was given room for is an error, not an overrun") {
+    std::atomic<int> notes{0};
+    rpc::Router router = make_router(notes);
+    rpc::Session session(router);
+    int reads = 0;
+    CHECK_THROWS_AS(rpc::serve_stream(
+                        session,
+                        [&](char*, std::size_t size) { return static_cast<std::ptrdiff_t>(reads++ == 0 ? size + 1 : 0); },
+                        [](std::string_view) { return true; }),
+                    std::length_error);
+    CHECK(reads == 1);
+  }
+
+  TEST_CASE("fds: a peer gone from a pipe is a failed write, not SIGPIPE, and nothing more is handled") {
+    CHECK(in_child([] {
+      std::atomic<int> notes{0};
+      rpc::Router router = make_router(notes);
+      rpc::Session session(router);
+      const std::string result = serve_to_closed_pipe(add_1 + "\n" + note + "\n", session);
+      return result + " notes=" + std::to_string(notes.load()) + " " + sigpipe_state();
+    }) == "returned notes=0 pending=0 blocked=0");
+  }
+
+  TEST_CASE("fds: a peer gone from a socket is a failed write, not SIGPIPE") {
+    CHECK(in_child([] {
+      std::atomic<int> notes{0};
+      rpc::Router router = make_router(notes);
+      rpc::Session session(router);
+      int fds[2];
+      if (::socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0) return std::string("no socketpair");
+      write_all(fds[1], add_1 + "\n" + note + "\n");
+      ::close(fds[1]);  // what was sent can still be read; writing fails
+      rpc::serve_stream(session, fds[0], fds[0]);
+      ::close(fds[0]);
+      return "returned notes=" + std::to_string(notes.load()) + " " + sigpipe_state();
+    }) == "returned notes=0 pending=0 blocked=0");
+  }
+
+  TEST_CASE("fds: SIGPIPE blocked by the caller stays blocked, and a pending one stays pending") {
+    CHECK(in_child([] {
+      std::atomic<int> notes{0};
+      rpc::Router router = make_router(notes);
+      rpc::Session session(router);
+      const sigset_t set = sigpipe_set();
+      pthread_sigmask(SIG_BLOCK, &set, nullptr);
+      std::string report = serve_to_closed_pipe(add_1 + "\n", session);
+      report += " " + sigpipe_state();  // the write's own SIGPIPE is taken off
+      ::raise(SIGPIPE);                  // the caller's own SIGPIPE is left for the caller
+      report += "; " + serve_to_closed_pipe(add_1 + "\n", session) + " " + sigpipe_state();
+      int taken = 0;
+      sigwait(&set, &taken);
+      return report;
+    }) == "returned pending=0 blocked=1; returned pending=1 blocked=1");
+  }
+
+  TEST_CASE("iostreams: std::cout on a pipe whose reader is gone is a failed write, not SIGPIPE") {
+    CHECK(in_child([] {
+      std::atomic<int> notes{0};
+      rpc::Router router = make_router(notes);
+      rpc::Session session(router);
+      int out[2];
+      if (::pipe(out) != 0 || ::dup2(out[1], STDOUT_FILENO) < 0) return std::string("no pipe");
+      ::close(out[0]);
+      ::close(out[1]);
+      std::istringstream in(add_1 + "\n" + note + "\n");
+      rpc::serve_stream(session, in, std::cout);
+      return "returned notes=" + std::to_string(notes.load()) + " cout_failed=" + std::to_string(!std::cout) +
+             " " + sigpipe_state();
+    }) == "returned notes=0 cout_failed=1 pending=0 blocked=0");
+  }
+
+  TEST_CASE("fds: a socket peer gone while a slow request runs cancels it (one fd both ways)") {
+    CHECK(in_child([] {
+      std::atomic<int> notes{0};
+      rpc::Router router = make_router(notes);
+      rpc::ThreadPool pool(2);
+      rpc::Session session(router, {.executor = &pool});
+      int fds[2];
+      if (::socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0) return std::string("no socketpair");
+      write_all(fds[1], sleep_1 + "\n" + add_2 + "\n");
+      ::close(fds[1]);
+      const auto start = std::chrono::steady_clock::now();
+      rpc::serve_stream(session, fds[0], fds[0]);
+      const bool prompt = std::chrono::steady_clock::now() - start < std::chrono::seconds(5);
+      ::close(fds[0]);
+      return std::string(prompt ? "returned before the handler's 20 s" : "waited for the handler");
+    }) == "returned before the handler's 20 s");
+  }
+
+  TEST_CASE("fds: a non-blocking input is waited on, not taken for end of input") {
+    std::atomic<int> notes{0};
+    rpc::Router router = make_router(notes);
+    rpc::Session session(router);
+    int to_server[2];
+    int from_server[2];
+    REQUIRE(::pipe(to_server) == 0);
+    REQUIRE(::pipe(from_server) == 0);
+    REQUIRE(::fcntl(to_server[0], F_SETFL, O_NONBLOCK) == 0);
+    std::thread peer([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the first read finds nothing
+      write_all(to_server[1], add_1.substr(0, 10));
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));  // nor does a read mid-line
+      write_all(to_server[1], add_1.substr(10) + "\n" + add_2 + "\n");
+      ::close(to_server[1]);
+    });
+    rpc::serve_stream(session, to_server[0], from_server[1]);
+    peer.join();
+    ::close(to_server[0]);
+    ::close(from_server[1]);
+    CHECK(read_all(from_server[0]) == three + "\n" + ten + "\n");
+    ::close(from_server[0]);
+  }
+
+  TEST_CASE("fds: a full non-blocking output is waited on, not taken for a gone peer") {
+    std::atomic<int> notes{0};
+    rpc::Router router = make_router(notes);
+    rpc::Session session(router);
+    int to_server[2];
+    int from_server[2];
+    REQUIRE(::pipe(to_server) == 0);
+    REQUIRE(::pipe(from_server) == 0);
+    REQUIRE(::fcntl(from_server[1], F_SETFL, O_NONBLOCK) == 0);
+    // A reply larger than a pipe holds (64 KiB by default), read only after a pause.
+    REQUIRE(write_all(to_server[1], R"({"jsonrpc":"2.0","method":"text","params":[300000],"id":3})" "\n" + add_1 + "\n"));
+    ::close(to_server[1]);
+    std::string got;
+    std::thread peer([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      got = read_all(from_server[0]);
+    });
+    rpc::serve_stream(session, to_server[0], from_server[1]);
+    ::close(to_server[0]);
+    ::close(from_server[1]);
+    peer.join();
+    ::close(from_server[0]);
+    const std::string expected = R"({"jsonrpc":"2.0","id":3,"result":")" + std::string(300000, 'x') + "\"}\n" + three + "\n";
+    CHECK(got.size() == expected.size());
+    CHECK((got == expected));  // not printed: 300 KB
   }
 }

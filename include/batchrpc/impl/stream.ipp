@@ -1,17 +1,25 @@
 // SPDX-License-Identifier: MIT
-// Non-template bodies of stream.hpp: framing, over-long frames, whole writes.
+// Non-template bodies of stream.hpp: framing, over-long frames, whole writes, a peer that
+// goes away, file descriptors without SIGPIPE.
 #pragma once
 
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
+#include <exception>
 #include <istream>
 #include <mutex>
 #include <optional>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 
 #include "../stream.hpp"
@@ -41,30 +49,47 @@ class StreamConnection {
     pending_.clear();
   }
 
-  [[nodiscard]] bool peer_gone() const {
+  // True once a write has failed: the peer is gone, nothing more is read or written.
+  [[nodiscard]] bool peer_gone() const { return peer_gone_.load(); }
+
+  // The writer's exception, if it threw (the first one; later writes are not made).
+  [[nodiscard]] std::exception_ptr write_error() const {
     std::lock_guard lock(write_mutex_);
-    return write_failed_;
+    return write_error_;
   }
 
-  // Writes one reply with its framing, whole.
+  // Writes one reply with its framing, whole. Called on the reading thread and, through
+  // completions, on any thread that completes a request; the lock keeps each frame whole on
+  // the stream, so the writer (user code) runs under it by design.
   void send(std::string_view reply) {
-    std::lock_guard lock(write_mutex_);
-    if (write_failed_) return;
-    frame_.clear();
-    if (options_.framing == Framing::content_length) {
-      frame_ += "Content-Length: ";
-      frame_ += std::to_string(reply.size());
-      frame_ += "\r\n\r\n";
-      frame_ += reply;
-    } else {
-      frame_ += reply;
-      frame_ += '\n';
+    {
+      std::lock_guard lock(write_mutex_);
+      if (peer_gone_.load()) return;
+      try {
+        frame_.clear();
+        if (options_.framing == Framing::content_length) {
+          frame_ += "Content-Length: ";
+          frame_ += std::to_string(reply.size());
+          frame_ += "\r\n\r\n";
+          frame_ += reply;
+        } else {
+          frame_ += reply;
+          frame_ += '\n';
+        }
+        if (write_(frame_)) return;
+      } catch (...) {  // a reply that cannot go out leaves the peer waiting: the connection ends
+        write_error_ = std::current_exception();
+      }
+      peer_gone_.store(true);  // before cancelling: see serve_stream
     }
-    if (!write_(frame_)) write_failed_ = true;
+    // Nobody will read the replies: handlers that honour their stop token end early. Outside
+    // the lock, since cancelling answers queued requests at once, through send().
+    session_.cancel_all();
   }
 
  private:
   void deliver(std::string_view message) {
+    if (peer_gone()) return;  // reading has stopped; what was read but not handled is dropped
     session_.handle(message, [this](std::optional<std::string_view> reply) {
       if (reply) send(*reply);
     });
@@ -109,10 +134,13 @@ class StreamConnection {
     return true;
   }
 
+  // One whole line, without its '\n'. The size is checked before blankness: feed_lines has
+  // already answered every line longer than the limit plus a '\r', blank or not, so a blank
+  // line that used only the '\r' allowance must be answered the same way.
   void line(std::string_view text) {
     if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
-    if (text.find_first_not_of(" \t\r") == std::string_view::npos) return;  // blank line
     if (text.size() > options_.max_message_bytes) return too_large();  // the '\r' allowance unused
+    if (text.find_first_not_of(" \t\r") == std::string_view::npos) return;  // blank line
     deliver(text);
   }
 
@@ -202,43 +230,137 @@ class StreamConnection {
 
   mutable std::mutex write_mutex_;
   std::string frame_;
-  bool write_failed_ = false;
+  std::exception_ptr write_error_;
+  std::atomic<bool> peer_gone_{false};  // set under write_mutex_, read without it
 };
+
+// Blocks SIGPIPE on this thread while it lives, so that writing to a pipe whose reader is
+// gone fails with EPIPE instead of killing the process. A SIGPIPE that became pending
+// meanwhile was raised by that write (it is directed at the writing thread) and is taken off
+// before the old mask comes back; one that was pending before is left alone.
+class SigpipeBlock {
+ public:
+  SigpipeBlock() {
+    sigemptyset(&sigpipe_);
+    sigaddset(&sigpipe_, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &sigpipe_, &old_mask_);
+    was_pending_ = pending();
+  }
+  ~SigpipeBlock() {
+    if (!was_pending_ && pending()) {
+      int taken = 0;
+      sigwait(&sigpipe_, &taken);  // returns at once: it is pending and blocked
+    }
+    pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
+  }
+  SigpipeBlock(const SigpipeBlock&) = delete;
+  SigpipeBlock& operator=(const SigpipeBlock&) = delete;
+
+ private:
+  [[nodiscard]] static bool pending() {
+    sigset_t set;
+    sigemptyset(&set);
+    return sigpending(&set) == 0 && sigismember(&set, SIGPIPE) == 1;
+  }
+
+  sigset_t sigpipe_;
+  sigset_t old_mask_;
+  bool was_pending_ = false;
+};
+
+// Waits until `fd` is ready for `events` (a non-blocking fd said EAGAIN); false if it cannot.
+inline bool wait_ready(int fd, short events) {
+  pollfd p{fd, events, 0};
+  for (;;) {
+    if (::poll(&p, 1, -1) >= 0) return true;  // an error or hang-up shows in the next call
+    if (errno != EINTR) return false;
+  }
+}
+
+// Reads what is there (at least one byte), waiting on a non-blocking fd; 0 at end, -1 on error.
+inline std::ptrdiff_t read_fd(int fd, char* data, std::size_t size) {
+  for (;;) {
+    const ssize_t n = ::read(fd, data, size);
+    if (n >= 0) return n;
+    if (errno == EINTR) continue;
+    if ((errno == EAGAIN || errno == EWOULDBLOCK) && wait_ready(fd, POLLIN)) continue;
+    return -1;
+  }
+}
+
+#if defined(MSG_NOSIGNAL)
+inline constexpr int no_sigpipe = MSG_NOSIGNAL;
+#else
+inline constexpr int no_sigpipe = 0;  // none here: a socket is written as a pipe is
+#endif
+
+// Writes all of `bytes`, waiting on a non-blocking fd; false once the fd fails (the peer is
+// gone). Never raises SIGPIPE: a socket is written with MSG_NOSIGNAL, anything else (a pipe,
+// as stdout often is) with SIGPIPE blocked on this thread.
+inline bool write_fd(int fd, bool socket, std::string_view bytes) {
+  const bool use_send = socket && no_sigpipe != 0;
+  std::optional<SigpipeBlock> block;
+  if (!use_send) block.emplace();
+  while (!bytes.empty()) {
+    const ssize_t n = use_send ? ::send(fd, bytes.data(), bytes.size(), no_sigpipe)
+                               : ::write(fd, bytes.data(), bytes.size());
+    if (n > 0) {
+      bytes.remove_prefix(static_cast<std::size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && wait_ready(fd, POLLOUT)) continue;
+    return false;  // 0 bytes of a non-empty write would repeat for ever: a failure as well
+  }
+  return true;
+}
+
+inline bool is_socket(int fd) {
+  struct stat st {};
+  return ::fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
+}
 
 }  // namespace detail
 
 BATCHRPC_DECL void serve_stream(Session& session, const StreamReader& read,
                                 const StreamWriter& write, StreamOptions options) {
   detail::StreamConnection connection(session, write, options);
-  char chunk[1 << 16];
-  for (;;) {
-    const std::ptrdiff_t n = read(chunk, sizeof chunk);
-    if (n <= 0) {
-      connection.finish();
-      break;
+  std::exception_ptr failure;
+  try {
+    char chunk[1 << 16];
+    for (;;) {
+      const std::ptrdiff_t n = read(chunk, sizeof chunk);
+      if (n > static_cast<std::ptrdiff_t>(sizeof chunk)) {
+        throw std::length_error("rpc::serve_stream: the reader returned more bytes than it was given room for");
+      }
+      if (n <= 0) {
+        connection.finish();
+        break;
+      }
+      if (!connection.feed(chunk, static_cast<std::size_t>(n)) || connection.peer_gone()) break;
     }
-    if (!connection.feed(chunk, static_cast<std::size_t>(n)) || connection.peer_gone()) break;
+  } catch (...) {  // the reader, the session or a reply's framing: the connection ends
+    failure = std::current_exception();
   }
-  session.drain();  // every reply is written before we return
+  // Completions refer to `connection`, so none may run after we return, whatever ended the
+  // loop. A failed write cancels what was in flight then, but a message handed in after that
+  // (between the reading thread's last look and the cancel) is cancelled here: the flag is
+  // set before that cancel, and read here after the last hand-in.
+  if (failure || connection.peer_gone()) {
+    try {
+      session.cancel_all();
+    } catch (...) {  // out of memory: the requests are still waited for below
+    }
+  }
+  session.drain();  // every completion has run: every reply is written (or dropped, peer gone)
+  if (!failure) failure = connection.write_error();
+  if (failure) std::rethrow_exception(failure);
 }
 
 BATCHRPC_DECL void serve_stream(Session& session, int in_fd, int out_fd, StreamOptions options) {
-  const StreamReader read = [in_fd](char* data, std::size_t size) -> std::ptrdiff_t {
-    for (;;) {
-      const ssize_t n = ::read(in_fd, data, size);
-      if (n >= 0 || errno != EINTR) return n;
-    }
-  };
-  const StreamWriter write = [out_fd](std::string_view bytes) {
-    while (!bytes.empty()) {
-      const ssize_t n = ::write(out_fd, bytes.data(), bytes.size());
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return false;
-      }
-      bytes.remove_prefix(static_cast<std::size_t>(n));
-    }
-    return true;
+  const StreamReader read = [in_fd](char* data, std::size_t size) { return detail::read_fd(in_fd, data, size); };
+  const StreamWriter write = [out_fd, socket = detail::is_socket(out_fd)](std::string_view bytes) {
+    return detail::write_fd(out_fd, socket, bytes);
   };
   serve_stream(session, read, write, options);
 }
@@ -253,6 +375,7 @@ BATCHRPC_DECL void serve_stream(Session& session, std::istream& in, std::ostream
     return 1 + (more > 0 ? more : 0);
   };
   const StreamWriter write = [&out](std::string_view bytes) {
+    const detail::SigpipeBlock block;  // std::cout may be a pipe whose reader is gone
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     out.flush();
     return static_cast<bool>(out);
