@@ -4,9 +4,10 @@
 ///
 /// `POST` with a JSON body is answered `200` with the reply, or `204 No Content` when there is
 /// nothing to send; other methods `405`, a non-JSON content type `415`, a body past the
-/// router's `max_message_bytes` `413`. Each TCP connection gets its own `rpc::Session`; a
-/// request carrying a session's id (the `Rpc-Session-Id` response header) is served by that
-/// session instead, so a cancel sent on a second connection reaches a request on the first.
+/// router's `max_message_bytes` `413`. Each TCP connection that sends a request gets its own
+/// `rpc::Session`; a request carrying a session's id (the `Rpc-Session-Id` response header) is
+/// served by that session instead, so a cancel sent on a second connection reaches a request
+/// on the first.
 #pragma once
 
 #include <algorithm>
@@ -25,6 +26,7 @@
 #include <string_view>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <httplib.h>
@@ -62,75 +64,143 @@ namespace detail {
 
 // A session and the id clients use to come back to it.
 struct SessionEntry {
-  SessionEntry(const Router& router, const ServerOptions& options, std::string session_id)
-      : id(std::move(session_id)),
-        session(router, {.capabilities = options.capabilities, .executor = options.executor}) {}
-  const std::string id;  // empty: not registered, not reachable by id
+  SessionEntry(const Router& router, const ServerOptions& options)
+      : session(router, {.capabilities = options.capabilities, .executor = options.executor}) {}
   Session session;
-  std::atomic<std::int64_t> last_used{now()};
-
-  static std::int64_t now() {
-    return std::chrono::duration_cast<std::chrono::seconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-  }
+  // The rest is guarded by the registry's mutex.
+  std::string id;            // given on first registration, kept if evicted and registered again
+  bool registered = false;   // reachable by id
+  std::size_t requests = 0;  // requests being handled: a session in use is never evicted
+  std::uint64_t last_use = 0;  // the registry's use count at its last request: LRU order
+  std::chrono::steady_clock::time_point idle_since{};
 };
 
-// Sessions by id, bounded in number and idle time. Each connection gets a fresh session; a
-// request naming another session's id is served by that one.
+class SessionRegistry;
+
+// One request's hold on the session that handles it, from before the session is looked up
+// until the reply is made. While held the session is not evicted (a cancel sent on another
+// connection must still find it), and releasing it makes it the most recently used.
+class SessionUse {
+ public:
+  SessionUse() = default;
+  SessionUse(SessionRegistry& registry, std::shared_ptr<SessionEntry> entry, std::string id)
+      : registry_(&registry), entry_(std::move(entry)), id_(std::move(id)) {}
+  SessionUse(SessionUse&& other) noexcept
+      : registry_(std::exchange(other.registry_, nullptr)),
+        entry_(std::move(other.entry_)),
+        id_(std::move(other.id_)) {}
+  SessionUse& operator=(SessionUse&& other) noexcept {
+    if (this != &other) {
+      release();
+      registry_ = std::exchange(other.registry_, nullptr);
+      entry_ = std::move(other.entry_);
+      id_ = std::move(other.id_);
+    }
+    return *this;
+  }
+  ~SessionUse() { release(); }
+
+  explicit operator bool() const noexcept { return entry_ != nullptr; }
+  Session& session() const noexcept { return entry_->session; }
+  // The id to send back; empty when the session is not reachable by id.
+  const std::string& id() const noexcept { return id_; }
+
+ private:
+  inline void release() noexcept;
+
+  SessionRegistry* registry_ = nullptr;
+  std::shared_ptr<SessionEntry> entry_;  // dropped after the registry's lock is let go
+  std::string id_;
+};
+
+// Sessions by id, bounded in number and idle time. A connection's own session is made on its
+// first request that names no other (a connection that never sends a request takes no slot);
+// a request naming a session's id is served by that one. Sessions are evicted least recently
+// used first, in the order of a counter (not a clock, so two uses in one second still order).
+// No session is destroyed and no handler runs under the lock.
 class SessionRegistry {
  public:
   SessionRegistry(const Router& router, const ServerOptions& options)
       : router_(router), options_(options) {}
 
-  std::shared_ptr<SessionEntry> create() {
-    std::vector<std::shared_ptr<SessionEntry>> evicted;  // destroyed outside the lock
-    std::shared_ptr<SessionEntry> entry;
-    {
-      std::lock_guard lock(mutex_);
-      const bool keep = !options_.session_header.empty() && make_room(evicted);
-      entry = std::make_shared<SessionEntry>(router_, options_, keep ? random_id() : std::string());
-      if (keep) entries_.emplace(entry->id, entry);
-    }
-    return entry;
-  }
-
-  std::shared_ptr<SessionEntry> find(std::string_view id) {
+  // The session named `id`, held for one request; empty when no session has that id.
+  SessionUse use(std::string_view id) {
+    std::vector<std::shared_ptr<SessionEntry>> expired;  // destroyed outside the lock
     std::lock_guard lock(mutex_);
     const auto found = entries_.find(std::string(id));
-    if (found == entries_.end()) return nullptr;
-    found->second->last_used = SessionEntry::now();
-    return found->second;
+    if (found == entries_.end()) return {};
+    if (expired_locked(*found->second, std::chrono::steady_clock::now())) {
+      found->second->registered = false;
+      expired.push_back(std::move(found->second));
+      entries_.erase(found);
+      return {};
+    }
+    return hold_locked(found->second);
+  }
+
+  // The connection's own session `own`, made now if it has none, held for one request. It is
+  // registered (again, with the same id, if it was evicted while the connection was idle) when
+  // there is room; otherwise it serves this connection only, without an id.
+  SessionUse use_own(std::shared_ptr<SessionEntry>& own) {
+    if (own == nullptr) own = std::make_shared<SessionEntry>(router_, options_);
+    std::vector<std::shared_ptr<SessionEntry>> evicted;  // destroyed outside the lock
+    std::lock_guard lock(mutex_);
+    if (!own->registered && !options_.session_header.empty() && make_room_locked(evicted)) {
+      if (own->id.empty()) own->id = random_id_locked();
+      own->registered = true;
+      entries_.emplace(own->id, own);
+    }
+    return hold_locked(own);
   }
 
  private:
-  // Drops sessions idle too long, then the least recently used idle one if still full.
-  bool make_room(std::vector<std::shared_ptr<SessionEntry>>& evicted) {
-    const std::int64_t now = SessionEntry::now();
-    const auto idle = [](const std::shared_ptr<SessionEntry>& e) { return e.use_count() == 1; };
+  friend class SessionUse;
+
+  SessionUse hold_locked(const std::shared_ptr<SessionEntry>& entry) {
+    ++entry->requests;
+    entry->last_use = ++uses_;
+    return SessionUse(*this, entry, entry->registered ? entry->id : std::string());
+  }
+
+  // The caller still holds its own reference, so no session is destroyed here.
+  void release(SessionEntry& entry) noexcept {
+    std::lock_guard lock(mutex_);
+    entry.last_use = ++uses_;
+    entry.idle_since = std::chrono::steady_clock::now();
+    --entry.requests;
+  }
+
+  bool expired_locked(const SessionEntry& entry, std::chrono::steady_clock::time_point now) const {
+    return entry.requests == 0 && now - entry.idle_since > std::chrono::seconds(options_.session_idle_seconds);
+  }
+
+  // Drops sessions idle too long, then the least recently used idle one if still full. False
+  // when every kept session is in use: the new one is then simply not kept.
+  bool make_room_locked(std::vector<std::shared_ptr<SessionEntry>>& evicted) {
+    const auto now = std::chrono::steady_clock::now();
+    const auto evict = [&](auto it) {
+      it->second->registered = false;
+      evicted.push_back(std::move(it->second));
+      return entries_.erase(it);
+    };
     for (auto it = entries_.begin(); it != entries_.end();) {
-      if (idle(it->second) && now - it->second->last_used > options_.session_idle_seconds) {
-        evicted.push_back(std::move(it->second));
-        it = entries_.erase(it);
-      } else {
-        ++it;
-      }
+      it = expired_locked(*it->second, now) ? evict(it) : std::next(it);
     }
     if (entries_.size() < options_.max_sessions) return true;
     auto oldest = entries_.end();
     for (auto it = entries_.begin(); it != entries_.end(); ++it) {
-      if (idle(it->second) && (oldest == entries_.end() || it->second->last_used < oldest->second->last_used)) {
+      if (it->second->requests == 0 &&
+          (oldest == entries_.end() || it->second->last_use < oldest->second->last_use)) {
         oldest = it;
       }
     }
-    if (oldest == entries_.end()) return false;  // all busy: this one is simply not kept
-    evicted.push_back(std::move(oldest->second));
-    entries_.erase(oldest);
-    return true;
+    if (oldest == entries_.end()) return false;
+    evict(oldest);
+    return entries_.size() < options_.max_sessions;
   }
 
   // 128 random bits as hex: ids cannot be guessed from one another.
-  std::string random_id() {
+  std::string random_id_locked() {
     static constexpr char hex[] = "0123456789abcdef";
     std::string id;
     for (int word = 0; word < 4; ++word) {
@@ -144,29 +214,41 @@ class SessionRegistry {
   const ServerOptions& options_;
   std::mutex mutex_;
   std::random_device random_;
+  std::uint64_t uses_ = 0;
   std::unordered_map<std::string, std::shared_ptr<SessionEntry>> entries_;
 };
 
-inline thread_local SessionEntry* connection_session = nullptr;
+inline void SessionUse::release() noexcept {
+  if (registry_ != nullptr && entry_ != nullptr) registry_->release(*entry_);
+  registry_ = nullptr;
+  entry_.reset();
+}
 
-// Runs each accepted connection on a thread of its own, with a session of its own.
+// What a connection keeps between its requests: its own session, once it has sent one.
+struct Connection {
+  std::shared_ptr<SessionEntry> session;
+};
+
+// The connection the current thread serves; httplib tells a handler nothing about it.
+inline thread_local Connection* current_connection = nullptr;
+
+// Runs each accepted connection on a thread of its own; its session is made by its first
+// request (see SessionRegistry::use_own).
 class ConnectionQueue final : public httplib::TaskQueue {
  public:
-  ConnectionQueue(SessionRegistry& sessions, const ServerOptions& options)
-      : sessions_(sessions), pool_(options.connection_threads) {}
+  explicit ConnectionQueue(const ServerOptions& options) : pool_(options.connection_threads) {}
 
-  void enqueue(std::function<void()> connection) override {
-    pool_.enqueue([this, connection = std::move(connection)] {
-      const std::shared_ptr<SessionEntry> session = sessions_.create();
-      connection_session = session.get();
-      connection();
-      connection_session = nullptr;
-    });
+  void enqueue(std::function<void()> serve_connection) override {
+    pool_.enqueue([serve = std::move(serve_connection)] {
+      Connection connection;
+      current_connection = &connection;
+      serve();
+      current_connection = nullptr;
+    });  // the connection's session is released here, outside any lock
   }
   void shutdown() override { pool_.shutdown(); }
 
  private:
-  SessionRegistry& sessions_;
   httplib::ThreadPool pool_;
 };
 
@@ -198,7 +280,7 @@ class Server {
   /// A server for `router` (which must outlive it). Nothing is bound yet.
   Server(const Router& router, ServerOptions options = {})
       : router_(router), options_(std::move(options)), sessions_(router_, options_) {
-    server_.new_task_queue = [this] { return new detail::ConnectionQueue(sessions_, options_); };
+    server_.new_task_queue = [this] { return new detail::ConnectionQueue(options_); };
     server_.set_payload_max_length(router.limits().max_message_bytes);
     server_.set_keep_alive_max_count(1000);
     server_.set_keep_alive_timeout(options_.keep_alive_seconds);
@@ -289,24 +371,25 @@ class Server {
       res.set_content("Request body larger than " + std::to_string(limit) + " bytes\n", "text/plain");
       return;
     }
-    std::shared_ptr<detail::SessionEntry> named;  // held while this request uses it
-    detail::SessionEntry* entry = detail::connection_session;
+    detail::SessionUse use;  // the session is held until the reply is made
     if (!options_.session_header.empty() && req.has_header(options_.session_header.c_str())) {
-      named = sessions_.find(req.get_header_value(options_.session_header.c_str()));
-      if (named == nullptr) {
+      use = sessions_.use(req.get_header_value(options_.session_header.c_str()));
+      if (!use) {
         res.status = 404;
         res.set_content("Unknown session\n", "text/plain");
         return;
       }
-      entry = named.get();
+    } else {
+      detail::Connection* const connection = detail::current_connection;
+      if (connection == nullptr) {  // not on a connection thread of ours: never serve ungated
+        res.status = 500;
+        res.set_content("No session for this connection\n", "text/plain");
+        return;
+      }
+      use = sessions_.use_own(connection->session);
     }
-    if (entry == nullptr) {  // not on a connection thread of ours: never serve ungated
-      res.status = 500;
-      res.set_content("No session for this connection\n", "text/plain");
-      return;
-    }
-    if (!entry->id.empty()) res.set_header(options_.session_header.c_str(), entry->id);
-    const std::optional<std::string> reply = entry->session.handle(body);
+    if (!use.id().empty()) res.set_header(options_.session_header.c_str(), use.id());
+    const std::optional<std::string> reply = use.session().handle(body);
     if (reply) {
       res.status = 200;
       res.set_content(*reply, "application/json");

@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: MIT
+// The HTTP adapter in process: its session registry (who takes a slot, which one goes first).
+// Requests go over loopback with httplib's client, or raw sockets for what it will not do.
+#if defined(BATCHRPC_TEST_HTTP)
+#include <batchrpc/builtins.hpp>
+#include <batchrpc/http.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <latch>
+#include <memory>
+#include <optional>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "common/cancellable_sleep.hpp"
+#include "support/printing.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+// Generous: these bound waits that end in milliseconds unless something is broken.
+constexpr auto kTimeout = 30s;
+
+const std::string kAdd = R"({"jsonrpc":"2.0","method":"add","params":[1,2],"id":1})";
+const std::string kSum = R"({"jsonrpc":"2.0","id":1,"result":3})";
+
+struct Methods {
+  rpc::Router router;
+  std::atomic<int> sleeping{0};  // "sleep" calls running now
+
+  Methods() {
+    rpc::add_builtins(router, {.server_name = "http-test", .server_version = "1"});
+    router.add("add", [](int a, int b) { return a + b; });
+    router.add("sleep", [this](int ms, rpc::Context& ctx) {
+      ++sleeping;
+      const bool slept = spec::sleep_unless_cancelled(ctx.stop_token(), std::chrono::milliseconds(ms));
+      --sleeping;
+      if (!slept) throw rpc::cancelled();
+      return ms;
+    }, rpc::names("ms"));
+  }
+};
+
+bool wait_until(const std::function<bool()>& done, std::chrono::seconds timeout = kTimeout) {
+  const auto deadline = Clock::now() + timeout;
+  while (!done()) {
+    if (Clock::now() > deadline) return false;
+    std::this_thread::sleep_for(1ms);
+  }
+  return true;
+}
+
+struct Reply {
+  int status = 0;
+  std::string body;
+  std::string session;  // the Rpc-Session-Id header, or empty
+};
+
+httplib::Client client_for(int port) {
+  httplib::Client client("127.0.0.1", port);
+  client.set_tcp_nodelay(true);  // else each request waits for a delayed ACK
+  client.set_connection_timeout(kTimeout);
+  client.set_read_timeout(kTimeout);
+  client.set_write_timeout(kTimeout);
+  return client;
+}
+
+std::optional<Reply> try_post(httplib::Client& client, const std::string& body, const std::string& session = {}) {
+  httplib::Headers headers;
+  if (!session.empty()) headers.emplace("Rpc-Session-Id", session);
+  const httplib::Result res = client.Post("/", headers, body, "application/json");
+  if (!res) return std::nullopt;
+  return Reply{res->status, res->body, res->get_header_value("Rpc-Session-Id")};
+}
+
+Reply post(httplib::Client& client, const std::string& body, const std::string& session = {}) {
+  const std::optional<Reply> reply = try_post(client, body, session);
+  REQUIRE(reply);
+  return *reply;
+}
+
+// On a connection of its own (httplib's client closes it after the reply).
+Reply post(int port, const std::string& body, const std::string& session = {}) {
+  httplib::Client client = client_for(port);
+  return post(client, body, session);
+}
+
+// A TCP connection to 127.0.0.1:port, or -1 with errno set.
+int connect_to(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+    const int error = errno;
+    ::close(fd);
+    errno = error;
+    return -1;
+  }
+  return fd;
+}
+
+// A server serving with run() on a thread of the test's, stopped and joined first thing when
+// the test is done with it.
+struct Running {
+  rpc::http::Server server;
+  std::thread thread;
+  int port = -1;
+
+  Running(const rpc::Router& router, rpc::http::ServerOptions options)
+      : server(router, std::move(options)), thread([this] { server.run(); }) {
+    REQUIRE(wait_until([this] { return server.port() > 0; }));
+    port = server.port();
+  }
+  Running(const Running&) = delete;
+  Running& operator=(const Running&) = delete;
+  ~Running() {
+    server.stop();
+    thread.join();
+  }
+};
+
+}  // namespace
+
+TEST_SUITE("http") {
+  // ---- Sessions -------------------------------------------------------------------------------
+
+  TEST_CASE("http: connections that send nothing take no session slot") {
+    Methods methods;
+    SUBCASE("opened and closed") {
+      // One connection thread: connections are served in the order they came, one at a time.
+      Running running{methods.router, {.port = 0, .connection_threads = 1, .max_sessions = 2}};
+      const int port = running.port;
+      const Reply hello = post(port, kAdd);
+      REQUIRE(hello.session.size() == 32);
+      for (int i = 0; i < 8; ++i) {
+        const int fd = connect_to(port);
+        REQUIRE(fd >= 0);
+        ::close(fd);
+      }
+      const Reply again = post(port, kAdd, hello.session);
+      CHECK(again.status == 200);
+      CHECK(again.body == kSum);
+      CHECK(again.session == hello.session);
+    }
+    SUBCASE("left open") {
+      Running running{methods.router, {.port = 0, .connection_threads = 8, .max_sessions = 2}};
+      const int port = running.port;
+      const Reply hello = post(port, kAdd);
+      REQUIRE(hello.session.size() == 32);
+      std::vector<int> bare;
+      for (int i = 0; i < 6; ++i) {
+        bare.push_back(connect_to(port));
+        REQUIRE(bare.back() >= 0);
+      }
+      const Reply again = post(port, kAdd, hello.session);
+      CHECK(again.status == 200);
+      CHECK(again.session == hello.session);
+      for (const int fd : bare) ::close(fd);
+    }
+  }
+
+  TEST_CASE("http: sessions are evicted least recently used first, also within one second") {
+    // Each step: a new connection's first request (a new session, which may evict the least
+    // recently used), a request naming a kept session (now the most recently used), or one
+    // naming an evicted session (404). A model predicts every status and id.
+    Methods methods;
+    constexpr std::size_t max_sessions = 3;
+    Running running{methods.router, {.port = 0, .connection_threads = 2, .max_sessions = max_sessions}};
+    const int port = running.port;
+    httplib::Client named = client_for(port);  // one kept connection for requests naming a session
+    named.set_keep_alive(true);
+    std::mt19937 random(7);
+    std::deque<std::string> kept;  // least recently used first
+    std::vector<std::string> evicted;
+    for (int step = 0; step < 60; ++step) {
+      CAPTURE(step);
+      const unsigned choice = random() % 8;
+      if (kept.empty() || choice < 3) {
+        const Reply reply = post(port, kAdd);
+        CHECK(reply.body == kSum);
+        REQUIRE(reply.session.size() == 32);
+        if (kept.size() == max_sessions) {
+          evicted.push_back(kept.front());
+          kept.pop_front();
+        }
+        kept.push_back(reply.session);
+      } else if (choice < 7 || evicted.empty()) {
+        const std::size_t at = random() % kept.size();
+        const std::string id = kept[at];
+        const Reply reply = post(named, kAdd, id);
+        CHECK(reply.status == 200);
+        CHECK(reply.session == id);
+        kept.erase(kept.begin() + static_cast<std::ptrdiff_t>(at));
+        kept.push_back(id);
+      } else {
+        const Reply reply = post(named, kAdd, evicted[random() % evicted.size()]);
+        CHECK(reply.status == 404);
+      }
+    }
+    CHECK(evicted.size() >= 5);
+  }
+
+  TEST_CASE("http: a connection whose idle session was evicted gets it back with the same id") {
+    Methods methods;
+    Running running{methods.router, {.port = 0, .max_sessions = 1}};
+    const int port = running.port;
+    httplib::Client kept = client_for(port);
+    kept.set_keep_alive(true);
+    const Reply first = post(kept, kAdd);
+    REQUIRE(first.session.size() == 32);
+    const Reply other = post(port, kAdd);  // a new session takes the only slot
+    REQUIRE(other.session.size() == 32);
+    CHECK(other.session != first.session);
+    CHECK(post(port, kAdd, first.session).status == 404);
+    const Reply back = post(kept, kAdd);  // the kept connection's own session comes back
+    CHECK(back.body == kSum);
+    CHECK(back.session == first.session);
+    CHECK(post(port, kAdd, first.session).status == 200);
+    CHECK(post(port, kAdd, other.session).status == 404);
+  }
+
+  TEST_CASE("http: a session in use is not evicted, so a cancel from another connection reaches it") {
+    Methods methods;
+    Running running{methods.router, {.port = 0, .max_sessions = 1}};
+    const int port = running.port;
+    const std::string id = post(port, kAdd).session;
+    REQUIRE(id.size() == 32);
+    std::optional<Reply> slow;
+    std::jthread sleeper([&] {
+      httplib::Client c = client_for(port);
+      slow = try_post(c, R"({"jsonrpc":"2.0","method":"sleep","params":{"ms":600000},"id":5})", id);
+    });
+    REQUIRE(wait_until([&] { return methods.sleeping == 1; }));
+    const Reply unkept = post(port, kAdd);  // no room: served, but not kept
+    CHECK(unkept.body == kSum);
+    CHECK(unkept.session == "");
+    const Reply cancel =
+        post(port, R"({"jsonrpc":"2.0","method":"notifications/cancel","params":{"id":5},"id":6})", id);
+    CHECK(cancel.status == 200);
+    CHECK(cancel.body == R"({"jsonrpc":"2.0","id":6,"result":{"cancelled":true}})");
+    sleeper.join();
+    REQUIRE(slow);
+    CHECK(slow->body == R"({"jsonrpc":"2.0","id":5,"error":{"code":-32800,"message":"Request cancelled"}})");
+  }
+}
+
+#endif  // BATCHRPC_TEST_HTTP
