@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The HTTP adapter in process: its session registry (who takes a slot, which one goes first).
+// The HTTP adapter in process: the server's lifetime (start, run, stop and destruction from
+// any thread, in any order) and its session registry (who takes a slot, which one goes first).
 // Requests go over loopback with httplib's client, or raw sockets for what it will not do.
 #if defined(BATCHRPC_TEST_HTTP)
 #include <batchrpc/builtins.hpp>
@@ -122,6 +123,16 @@ int connect_to(int port) {
   return fd;
 }
 
+// True when nothing listens on the port any more.
+bool refused(int port) {
+  const int fd = connect_to(port);
+  if (fd >= 0) {
+    ::close(fd);
+    return false;
+  }
+  return errno == ECONNREFUSED;
+}
+
 // A server serving with run() on a thread of the test's, stopped and joined first thing when
 // the test is done with it.
 struct Running {
@@ -145,6 +156,200 @@ struct Running {
 }  // namespace
 
 TEST_SUITE("http") {
+  // ---- Lifetime -------------------------------------------------------------------------------
+
+  TEST_CASE("http: a server destroyed while run() returns on another thread waits for run()") {
+    Methods methods;
+    SUBCASE("the serving thread outlives the server's scope") {
+      for (int round = 0; round < 3; ++round) {
+        std::atomic<bool> returned{false};
+        std::jthread serving;
+        {
+          rpc::http::Server server{methods.router, {.port = 0}};
+          serving = std::jthread([&] {
+            server.run();
+            returned = true;
+          });
+          REQUIRE(wait_until([&] { return server.port() > 0; }));
+          CHECK(post(server.port(), kAdd).body == kSum);
+        }  // ~Server stops it and waits for run() to return
+        serving.join();
+        CHECK(returned);
+      }
+    }
+    SUBCASE("the server is freed while run() is still returning") {
+      auto server = std::make_unique<rpc::http::Server>(methods.router, rpc::http::ServerOptions{.port = 0});
+      std::thread serving([s = server.get()] { s->run(); });
+      REQUIRE(wait_until([&] { return server->port() > 0; }));
+      const int port = server->port();
+      CHECK(post(port, kAdd).body == kSum);
+      server.reset();
+      serving.join();
+      CHECK(refused(port));
+    }
+  }
+
+  TEST_CASE("http: start() serves on the server's own threads, and leaving the scope stops and joins them") {
+    Methods methods;
+    int port = -1;
+    std::optional<httplib::Client> idle;  // a keep-alive connection left open after the server
+    const auto begin = Clock::now();
+    {
+      rpc::http::Server server{methods.router, {.port = 0, .keep_alive_seconds = 1}};
+      port = server.start();
+      REQUIRE(port > 0);
+      CHECK(server.port() == port);
+      idle.emplace(client_for(port));
+      idle->set_keep_alive(true);
+      CHECK(post(*idle, kAdd).body == kSum);
+      CHECK(post(port, kAdd).body == kSum);
+    }
+    CHECK(refused(port));
+    CHECK(Clock::now() - begin < 20s);  // the idle connection is dropped after 1 s
+  }
+
+  TEST_CASE("http: stop() before, during and after serving, any number of times") {
+    Methods methods;
+    SUBCASE("before anything: nothing is bound and nothing serves") {
+      rpc::http::Server server{methods.router, {.port = 0}};
+      server.stop();
+      server.stop();
+      server.run();  // returns at once
+      CHECK(server.port() == -1);
+      CHECK(server.bind() == -1);
+      CHECK(server.start() == -1);
+      CHECK(server.port() == -1);
+    }
+    SUBCASE("after bind(): the port is let go at once") {
+      rpc::http::Server server{methods.router, {.port = 0}};
+      const int port = server.bind();
+      REQUIRE(port > 0);
+      CHECK(server.bind() == port);  // bound once
+      server.stop();
+      CHECK(refused(port));
+      server.run();
+      CHECK(server.start() == -1);
+      rpc::http::Server again{methods.router, {.port = port}};
+      CHECK(again.bind() == port);
+    }
+    SUBCASE("bound, never served, destroyed: the port is let go") {
+      int port = -1;
+      {
+        rpc::http::Server server{methods.router, {.port = 0}};
+        port = server.bind();
+        REQUIRE(port > 0);
+      }
+      CHECK(refused(port));
+      rpc::http::Server again{methods.router, {.port = port}};
+      CHECK(again.start() == port);
+      CHECK(post(port, kAdd).body == kSum);
+    }
+    SUBCASE("after run() has returned: stop() again, and run() returns at once") {
+      rpc::http::Server server{methods.router, {.port = 0}};
+      std::thread serving([&] { server.run(); });
+      REQUIRE(wait_until([&] { return server.port() > 0; }));
+      const int port = server.port();
+      CHECK(post(port, kAdd).body == kSum);
+      server.stop();
+      serving.join();
+      CHECK(refused(port));
+      server.stop();
+      server.run();
+      CHECK(server.start() == -1);
+      server.stop();
+    }
+  }
+
+  TEST_CASE("http: stop() from other threads at any moment of bind(), start() or run() ends serving") {
+    Methods methods;
+    std::mt19937 random(20250611);
+    for (int round = 0; round < 60; ++round) {
+      const unsigned mode = random() % 3;  // run() on a thread of ours, start(), bind() then start()
+      const int stoppers = 1 + static_cast<int>(random() % 3);
+      std::vector<unsigned> delays;  // yields before each stopper stops
+      for (int s = 0; s < stoppers; ++s) delays.push_back(random() % 2000);
+      CAPTURE(round);
+      CAPTURE(mode);
+      int port = -1;
+      {
+        rpc::http::Server server{methods.router, {.port = 0, .connection_threads = 2}};
+        std::jthread serving;  // may not have called run() yet when stopped: joined first
+        {
+          std::latch go(stoppers + 1);
+          std::vector<std::jthread> threads;
+          for (int s = 0; s < stoppers; ++s) {
+            threads.emplace_back([&, delay = delays[static_cast<std::size_t>(s)]] {
+              go.arrive_and_wait();
+              for (unsigned i = 0; i < delay; ++i) std::this_thread::yield();
+              server.stop();
+            });
+          }
+          go.arrive_and_wait();
+          if (mode == 0) {
+            serving = std::jthread([&] { server.run(); });
+          } else {
+            if (mode == 2) port = server.bind();
+            const int started = server.start();
+            if (mode == 2 && started >= 0) CHECK(started == port);
+          }
+        }  // the stoppers are joined: stop() has been called
+        if (serving.joinable()) serving.join();
+        port = server.port();
+      }
+      if (port > 0) CHECK(refused(port));
+    }
+  }
+
+  TEST_CASE("http: a second run() or start() while serving throws std::logic_error") {
+    Methods methods;
+    rpc::http::Server server{methods.router, {.port = 0}};
+    const int port = server.start();
+    REQUIRE(port > 0);
+    CHECK_THROWS_AS(server.start(), std::logic_error);
+    CHECK_THROWS_AS(server.run(), std::logic_error);
+    CHECK(server.bind() == port);
+    CHECK(post(port, kAdd).body == kSum);
+  }
+
+  TEST_CASE("http: destroying the server cancels the requests still being handled") {
+    Methods methods;
+    std::optional<Reply> slow;
+    std::jthread client;
+    const auto begin = Clock::now();
+    {
+      rpc::http::Server server{methods.router, {.port = 0}};
+      const int port = server.start();
+      REQUIRE(port > 0);
+      client = std::jthread([&slow, port] {
+        httplib::Client c = client_for(port);
+        slow = try_post(c, R"({"jsonrpc":"2.0","method":"sleep","params":{"ms":600000},"id":7})");
+      });
+      REQUIRE(wait_until([&] { return methods.sleeping == 1; }));
+    }
+    client.join();
+    CHECK(Clock::now() - begin < 60s);
+    REQUIRE(slow);
+    CHECK(slow->status == 200);
+    CHECK(slow->body == R"({"jsonrpc":"2.0","id":7,"error":{"code":-32800,"message":"Request cancelled"}})");
+  }
+
+  TEST_CASE("http: options a careless caller may give") {
+    Methods methods;
+    SUBCASE("no connection threads: served on one") {
+      Running running{methods.router, {.port = 0, .connection_threads = 0}};
+      httplib::Client client = client_for(running.port);
+      client.set_read_timeout(10s);
+      const std::optional<Reply> reply = try_post(client, kAdd);
+      REQUIRE(reply);
+      CHECK(reply->body == kSum);
+    }
+    SUBCASE("a port out of range cannot be bound") {
+      rpc::http::Server server{methods.router, {.port = 65536}};
+      CHECK_THROWS_AS(server.bind(), std::runtime_error);
+      CHECK(server.port() == -1);
+    }
+  }
+
   // ---- Sessions -------------------------------------------------------------------------------
 
   TEST_CASE("http: connections that send nothing take no session slot") {
