@@ -337,6 +337,23 @@ class Listener final : public httplib::Server {
   void forget_socket() noexcept { svr_sock_ = INVALID_SOCKET; }
 };
 
+// Answers `status` with `text`, then closes the connection: for a request whose body was not
+// read to its end, whose rest would otherwise be read as the connection's next request (a body
+// that holds a request must never be served as one). httplib keeps a connection open whatever
+// the response's headers say; a content provider that reports failure after writing the whole
+// body is how it is told to close it. (While the server stops, httplib writes no provider's
+// body: the client then sees the connection close early, as it would a moment later anyway.)
+inline void reply_and_close(httplib::Response& res, int status, std::string text) {
+  res.status = status;
+  res.set_header("Connection", "close");
+  const std::size_t size = text.size();
+  res.set_content_provider(size, "text/plain",
+                           [text = std::move(text)](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
+                             sink.write(text.data() + offset, length);
+                             return false;
+                           });
+}
+
 inline bool is_json(std::string_view content_type) {
   const auto semicolon = content_type.find(';');
   std::string_view type = content_type.substr(0, semicolon);
@@ -535,8 +552,7 @@ class Server {
 
   void post(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read) {
     if (!detail::is_json(req.get_header_value("Content-Type"))) {
-      res.status = 415;
-      res.set_content("Content-Type must be application/json\n", "text/plain");
+      detail::reply_and_close(res, 415, "Content-Type must be application/json\n");  // body unread
       return;
     }
     const std::size_t limit = router_.limits().max_message_bytes;
@@ -553,15 +569,11 @@ class Server {
     // httplib itself refuses a Content-Length past the limit before reading anything.
     if (!complete && !too_large && req.get_header_value<std::uint64_t>("Content-Length") > limit) too_large = true;
     if (!complete && !too_large) {
-      res.status = 400;
-      res.set_header("Connection", "close");
-      res.set_content("The request body could not be read\n", "text/plain");
+      detail::reply_and_close(res, 400, "The request body could not be read\n");
       return;
     }
     if (too_large) {
-      res.status = 413;
-      res.set_header("Connection", "close");
-      res.set_content("Request body larger than " + std::to_string(limit) + " bytes\n", "text/plain");
+      detail::reply_and_close(res, 413, "Request body larger than " + std::to_string(limit) + " bytes\n");
       return;
     }
     detail::SessionUse use;  // the session is held until the reply is made
