@@ -4,17 +4,23 @@
 ///
 /// `POST` with a JSON body is answered `200` with the reply, or `204 No Content` when there is
 /// nothing to send; other methods `405`, a non-JSON content type `415`, a body past the
-/// router's `max_message_bytes` `413`. Each TCP connection gets its own `rpc::Session`; a
-/// request carrying a session's id (the `Rpc-Session-Id` response header) is served by that
-/// session instead, so a cancel sent on a second connection reaches a request on the first.
+/// router's `max_message_bytes` `413`. Each TCP connection that sends a request gets its own
+/// `rpc::Session`; a request carrying a session's id (the `Rpc-Session-Id` response header) is
+/// served by that session instead, so a cancel sent on a second connection reaches a request
+/// on the first.
 #pragma once
+
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cctype>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -25,6 +31,7 @@
 #include <string_view>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <httplib.h>
@@ -42,11 +49,13 @@ struct ServerOptions {
   int port = 8080;
   /// Capabilities granted to every connection's session.
   std::vector<std::string> capabilities{};
-  /// Where batch members run; nullptr: on the connection's own thread.
+  /// Where batch members run; nullptr: on the connection's own thread. It must outlive the
+  /// server.
   Executor* executor = nullptr;
-  /// Connections served at once (each holds a thread while it is open).
+  /// Connections served at once (each holds a thread while it is open; at least one).
   std::size_t connection_threads = 16;
-  /// Seconds an idle keep-alive connection stays open.
+  /// Seconds an idle keep-alive connection stays open. Stopping waits for idle connections
+  /// up to this long.
   int keep_alive_seconds = 5;
   /// Response header naming the session that handled a request; a request that sends it back
   /// is handled by that session whatever connection it comes on, so a cancel can reach a
@@ -62,75 +71,178 @@ namespace detail {
 
 // A session and the id clients use to come back to it.
 struct SessionEntry {
-  SessionEntry(const Router& router, const ServerOptions& options, std::string session_id)
-      : id(std::move(session_id)),
-        session(router, {.capabilities = options.capabilities, .executor = options.executor}) {}
-  const std::string id;  // empty: not registered, not reachable by id
+  SessionEntry(const Router& router, const ServerOptions& options)
+      : session(router, {.capabilities = options.capabilities, .executor = options.executor}) {}
   Session session;
-  std::atomic<std::int64_t> last_used{now()};
-
-  static std::int64_t now() {
-    return std::chrono::duration_cast<std::chrono::seconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-  }
+  // The rest is guarded by the registry's mutex.
+  std::string id;            // given on first registration, kept if evicted and registered again
+  bool registered = false;   // reachable by id
+  std::size_t requests = 0;  // requests being handled: a session in use is never evicted
+  std::uint64_t last_use = 0;  // the registry's use count at its last request: LRU order
+  std::chrono::steady_clock::time_point idle_since{};
 };
 
-// Sessions by id, bounded in number and idle time. Each connection gets a fresh session; a
-// request naming another session's id is served by that one.
+class SessionRegistry;
+
+// One request's hold on the session that handles it, from before the session is looked up
+// until the reply is made. While held the session is not evicted (a cancel sent on another
+// connection must still find it), and releasing it makes it the most recently used.
+class SessionUse {
+ public:
+  SessionUse() = default;
+  SessionUse(SessionRegistry& registry, std::shared_ptr<SessionEntry> entry, std::string id)
+      : registry_(&registry), entry_(std::move(entry)), id_(std::move(id)) {}
+  SessionUse(SessionUse&& other) noexcept
+      : registry_(std::exchange(other.registry_, nullptr)),
+        entry_(std::move(other.entry_)),
+        id_(std::move(other.id_)),
+        closing_(other.closing_) {}
+  SessionUse& operator=(SessionUse&& other) noexcept {
+    if (this != &other) {
+      release();
+      registry_ = std::exchange(other.registry_, nullptr);
+      entry_ = std::move(other.entry_);
+      id_ = std::move(other.id_);
+      closing_ = other.closing_;
+    }
+    return *this;
+  }
+  ~SessionUse() { release(); }
+
+  // No session: the server is being destroyed.
+  static SessionUse closing() {
+    SessionUse use;
+    use.closing_ = true;
+    return use;
+  }
+
+  explicit operator bool() const noexcept { return entry_ != nullptr; }
+  bool refused_for_closing() const noexcept { return closing_; }
+  Session& session() const noexcept { return entry_->session; }
+  // The id to send back; empty when the session is not reachable by id.
+  const std::string& id() const noexcept { return id_; }
+
+ private:
+  inline void release() noexcept;
+
+  SessionRegistry* registry_ = nullptr;
+  std::shared_ptr<SessionEntry> entry_;  // dropped after the registry's lock is let go
+  std::string id_;
+  bool closing_ = false;
+};
+
+// Sessions by id, bounded in number and idle time. A connection's own session is made on its
+// first request that names no other (a connection that never sends a request takes no slot);
+// a request naming a session's id is served by that one. Sessions are evicted least recently
+// used first, in the order of a counter (not a clock, so two uses in one second still order).
+// No session is destroyed and no handler runs under the lock.
 class SessionRegistry {
  public:
   SessionRegistry(const Router& router, const ServerOptions& options)
       : router_(router), options_(options) {}
 
-  std::shared_ptr<SessionEntry> create() {
-    std::vector<std::shared_ptr<SessionEntry>> evicted;  // destroyed outside the lock
-    std::shared_ptr<SessionEntry> entry;
-    {
-      std::lock_guard lock(mutex_);
-      const bool keep = !options_.session_header.empty() && make_room(evicted);
-      entry = std::make_shared<SessionEntry>(router_, options_, keep ? random_id() : std::string());
-      if (keep) entries_.emplace(entry->id, entry);
+  // The session named `id`, held for one request; empty when no session has that id.
+  SessionUse use(std::string_view id) {
+    std::vector<std::shared_ptr<SessionEntry>> expired;  // destroyed outside the lock
+    std::lock_guard lock(mutex_);
+    if (closing_) return SessionUse::closing();
+    const auto found = entries_.find(std::string(id));
+    if (found == entries_.end()) return {};
+    if (expired_locked(*found->second, std::chrono::steady_clock::now())) {
+      found->second->registered = false;
+      expired.push_back(std::move(found->second));
+      entries_.erase(found);
+      return {};
     }
-    return entry;
+    return hold_locked(found->second);
   }
 
-  std::shared_ptr<SessionEntry> find(std::string_view id) {
+  // The connection's own session `own`, made now if it has none, held for one request. It is
+  // registered (again, with the same id, if it was evicted while the connection was idle) when
+  // there is room; otherwise it serves this connection only, without an id.
+  SessionUse use_own(std::shared_ptr<SessionEntry>& own) {
+    if (own == nullptr) own = std::make_shared<SessionEntry>(router_, options_);
+    std::vector<std::shared_ptr<SessionEntry>> evicted;  // destroyed outside the lock
     std::lock_guard lock(mutex_);
-    const auto found = entries_.find(std::string(id));
-    if (found == entries_.end()) return nullptr;
-    found->second->last_used = SessionEntry::now();
-    return found->second;
+    if (closing_) return SessionUse::closing();
+    if (!own->registered && !options_.session_header.empty() && make_room_locked(evicted)) {
+      if (own->id.empty()) own->id = random_id_locked();
+      own->registered = true;
+      entries_.emplace(own->id, own);
+    }
+    return hold_locked(own);
+  }
+
+  // For the server's destruction: no session is handed out any more, and the requests being
+  // handled are cancelled (their clients are answered -32800) until none is left. A request
+  // that took its session just before may not have reached the session's table of requests
+  // when it is cancelled, so the cancel is repeated while any is still being handled.
+  void close() {
+    for (;;) {
+      std::vector<std::shared_ptr<SessionEntry>> busy;  // released outside the lock
+      {
+        std::unique_lock lock(mutex_);
+        closing_ = true;
+        if (busy_.empty()) return;
+        for (const auto& [entry, held] : busy_) busy.push_back(held);
+      }
+      for (const auto& entry : busy) entry->session.cancel_all();
+      std::unique_lock lock(mutex_);
+      idle_.wait_for(lock, std::chrono::milliseconds(10), [this] { return busy_.empty(); });
+    }
   }
 
  private:
-  // Drops sessions idle too long, then the least recently used idle one if still full.
-  bool make_room(std::vector<std::shared_ptr<SessionEntry>>& evicted) {
-    const std::int64_t now = SessionEntry::now();
-    const auto idle = [](const std::shared_ptr<SessionEntry>& e) { return e.use_count() == 1; };
+  friend class SessionUse;
+
+  SessionUse hold_locked(const std::shared_ptr<SessionEntry>& entry) {
+    if (entry->requests++ == 0) busy_.emplace(entry.get(), entry);
+    entry->last_use = ++uses_;
+    return SessionUse(*this, entry, entry->registered ? entry->id : std::string());
+  }
+
+  // The caller still holds its own reference, so no session is destroyed here.
+  void release(SessionEntry& entry) noexcept {
+    std::lock_guard lock(mutex_);
+    entry.last_use = ++uses_;
+    entry.idle_since = std::chrono::steady_clock::now();
+    if (--entry.requests == 0) {
+      busy_.erase(&entry);
+      if (busy_.empty()) idle_.notify_all();
+    }
+  }
+
+  bool expired_locked(const SessionEntry& entry, std::chrono::steady_clock::time_point now) const {
+    return entry.requests == 0 && now - entry.idle_since > std::chrono::seconds(options_.session_idle_seconds);
+  }
+
+  // Drops sessions idle too long, then the least recently used idle one if still full. False
+  // when every kept session is in use: the new one is then simply not kept.
+  bool make_room_locked(std::vector<std::shared_ptr<SessionEntry>>& evicted) {
+    const auto now = std::chrono::steady_clock::now();
+    const auto evict = [&](auto it) {
+      it->second->registered = false;
+      evicted.push_back(std::move(it->second));
+      return entries_.erase(it);
+    };
     for (auto it = entries_.begin(); it != entries_.end();) {
-      if (idle(it->second) && now - it->second->last_used > options_.session_idle_seconds) {
-        evicted.push_back(std::move(it->second));
-        it = entries_.erase(it);
-      } else {
-        ++it;
-      }
+      it = expired_locked(*it->second, now) ? evict(it) : std::next(it);
     }
     if (entries_.size() < options_.max_sessions) return true;
     auto oldest = entries_.end();
     for (auto it = entries_.begin(); it != entries_.end(); ++it) {
-      if (idle(it->second) && (oldest == entries_.end() || it->second->last_used < oldest->second->last_used)) {
+      if (it->second->requests == 0 &&
+          (oldest == entries_.end() || it->second->last_use < oldest->second->last_use)) {
         oldest = it;
       }
     }
-    if (oldest == entries_.end()) return false;  // all busy: this one is simply not kept
-    evicted.push_back(std::move(oldest->second));
-    entries_.erase(oldest);
-    return true;
+    if (oldest == entries_.end()) return false;
+    evict(oldest);
+    return entries_.size() < options_.max_sessions;
   }
 
   // 128 random bits as hex: ids cannot be guessed from one another.
-  std::string random_id() {
+  std::string random_id_locked() {
     static constexpr char hex[] = "0123456789abcdef";
     std::string id;
     for (int word = 0; word < 4; ++word) {
@@ -143,32 +255,104 @@ class SessionRegistry {
   const Router& router_;
   const ServerOptions& options_;
   std::mutex mutex_;
+  std::condition_variable idle_;  // notified when no request is being handled
+  bool closing_ = false;          // the server is being destroyed: no session is handed out
   std::random_device random_;
+  std::uint64_t uses_ = 0;
   std::unordered_map<std::string, std::shared_ptr<SessionEntry>> entries_;
+  std::unordered_map<SessionEntry*, std::shared_ptr<SessionEntry>> busy_;  // requests > 0
 };
 
-inline thread_local SessionEntry* connection_session = nullptr;
+inline void SessionUse::release() noexcept {
+  if (registry_ != nullptr && entry_ != nullptr) registry_->release(*entry_);
+  registry_ = nullptr;
+  entry_.reset();
+}
 
-// Runs each accepted connection on a thread of its own, with a session of its own.
+// What a connection keeps between its requests: its own session, once it has sent one.
+struct Connection {
+  std::shared_ptr<SessionEntry> session;
+};
+
+// The connection the current thread serves; httplib tells a handler nothing about it.
+inline thread_local Connection* current_connection = nullptr;
+
+// Runs each accepted connection on a thread of its own. httplib makes one per listen and
+// calls shutdown() when accepting has ended: `accepting_ended` runs then, before the
+// connections still open are waited for.
 class ConnectionQueue final : public httplib::TaskQueue {
  public:
-  ConnectionQueue(SessionRegistry& sessions, const ServerOptions& options)
-      : sessions_(sessions), pool_(options.connection_threads) {}
-
-  void enqueue(std::function<void()> connection) override {
-    pool_.enqueue([this, connection = std::move(connection)] {
-      const std::shared_ptr<SessionEntry> session = sessions_.create();
-      connection_session = session.get();
-      connection();
-      connection_session = nullptr;
-    });
+  ConnectionQueue(std::size_t threads, std::function<void()> accepting_ended)
+      : accepting_ended_(std::move(accepting_ended)), pool_(std::max<std::size_t>(threads, 1)) {}
+  ConnectionQueue(const ConnectionQueue&) = delete;
+  ConnectionQueue& operator=(const ConnectionQueue&) = delete;
+  // httplib's ThreadPool does not join in its destructor: were shutdown() skipped (an
+  // exception inside httplib), its threads would end the process.
+  ~ConnectionQueue() override {
+    if (!shut_down_) pool_.shutdown();
   }
-  void shutdown() override { pool_.shutdown(); }
+
+  void enqueue(std::function<void()> serve_connection) override {
+    pool_.enqueue([serve = std::move(serve_connection)] {
+      Connection connection;
+      current_connection = &connection;
+      // httplib answers a handler's exception itself (500); anything else that escapes ends
+      // this connection only, not the process.
+      try {
+        serve();
+      } catch (...) {
+      }
+      current_connection = nullptr;
+    });  // the connection's session is released here, outside any lock
+  }
+  void shutdown() override {
+    accepting_ended_();
+    shut_down_ = true;
+    pool_.shutdown();  // the connections still open end after their current request
+  }
 
  private:
-  SessionRegistry& sessions_;
+  std::function<void()> accepting_ended_;
   httplib::ThreadPool pool_;
+  bool shut_down_ = false;
 };
+
+// httplib::Server whose listening socket can be closed at any moment: httplib's own stop()
+// does nothing until listen_after_bind() has started (a stop() racing run() was lost), and
+// nothing closed a socket that was bound but never listened on.
+class Listener final : public httplib::Server {
+ public:
+  ~Listener() override { close_socket(); }
+
+  // Closes the listening socket: an accept() waiting on it returns and listening ends, or
+  // ends at once if it has not started yet.
+  void close_socket() noexcept {
+    const socket_t socket = svr_sock_.exchange(INVALID_SOCKET);
+    if (socket == INVALID_SOCKET) return;
+    ::shutdown(socket, SHUT_RDWR);
+    ::close(socket);
+  }
+  // Listening has ended: a socket still set was closed by httplib itself after a failed
+  // accept(), and its number (maybe another file's by now) must not be closed again.
+  void forget_socket() noexcept { svr_sock_ = INVALID_SOCKET; }
+};
+
+// Answers `status` with `text`, then closes the connection: for a request whose body was not
+// read to its end, whose rest would otherwise be read as the connection's next request (a body
+// that holds a request must never be served as one). httplib keeps a connection open whatever
+// the response's headers say; a content provider that reports failure after writing the whole
+// body is how it is told to close it. (While the server stops, httplib writes no provider's
+// body: the client then sees the connection close early, as it would a moment later anyway.)
+inline void reply_and_close(httplib::Response& res, int status, std::string text) {
+  res.status = status;
+  res.set_header("Connection", "close");
+  const std::size_t size = text.size();
+  res.set_content_provider(size, "text/plain",
+                           [text = std::move(text)](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
+                             sink.write(text.data() + offset, length);
+                             return false;
+                           });
+}
 
 inline bool is_json(std::string_view content_type) {
   const auto semicolon = content_type.find(';');
@@ -190,78 +374,185 @@ inline bool is_json(std::string_view content_type) {
  *
  * @code
  * rpc::http::Server server{router, {.port = 8080}};
- * server.run();  // until stop(), from another thread or a signal handler's helper
+ * server.start();  // serves on threads of its own; ~Server stops and joins them
  * @endcode
+ *
+ * Lifetimes. The router and the executor (`ServerOptions::executor`) must outlive the server.
+ * The server owns every thread it serves on: the connection threads (at most
+ * `connection_threads`) and the one `start()` makes. Its destructor stops serving, cancels
+ * the requests still being handled (their clients get `-32800`, later requests `503`), and
+ * returns once all of those threads have ended and a `run()` on another thread has returned.
+ * A server serves once: after `stop()` it cannot be started again (make a new one).
+ *
+ * Threads. Method handlers (and what they call) run on a connection thread, or on the
+ * executor; none runs under a lock of this library. A handler may call `stop()`, which
+ * returns at once; it must not destroy the server, which waits for it.
+ * - `stop()`: from any thread, any number of times, before, during or after `bind()`,
+ *   `start()` or `run()`, for as long as the server exists. Not from a signal handler itself
+ *   (it takes a mutex): from a thread that waits for the signal, with `sigwait` for instance.
+ * - `bind()`, `start()`, `run()`, `port()`: from any thread. One `start()` or `run()` serves;
+ *   another while it does throws `std::logic_error`.
+ * - `run()` serves on the calling thread until `stop()`. Called on a thread of your own, call
+ *   `stop()` and join that thread before the server is destroyed. (The destructor also waits
+ *   for a `run()` that has begun, so a thread declared before the server and joined after it
+ *   is safe once `run()` has started; one that has not called it yet when destruction begins
+ *   is not.) `start()` has no such rule.
+ * Stopping closes the listening socket at once; each open connection ends after its current
+ * request, an idle keep-alive one within `keep_alive_seconds`.
  */
 class Server {
  public:
   /// A server for `router` (which must outlive it). Nothing is bound yet.
   Server(const Router& router, ServerOptions options = {})
       : router_(router), options_(std::move(options)), sessions_(router_, options_) {
-    server_.new_task_queue = [this] { return new detail::ConnectionQueue(sessions_, options_); };
-    server_.set_payload_max_length(router.limits().max_message_bytes);
-    server_.set_keep_alive_max_count(1000);
-    server_.set_keep_alive_timeout(options_.keep_alive_seconds);
+    listener_.new_task_queue = [this] {
+      return new detail::ConnectionQueue(options_.connection_threads, [this] { accepting_ended(); });
+    };
+    listener_.set_payload_max_length(router.limits().max_message_bytes);
+    listener_.set_keep_alive_max_count(1000);
+    listener_.set_keep_alive_timeout(options_.keep_alive_seconds);
     // httplib writes headers and body separately; without this every keep-alive request after
     // the first waits for the peer's delayed ACK.
-    server_.set_tcp_nodelay(true);
+    listener_.set_tcp_nodelay(true);
     // The body is read here, counted as it comes: httplib holds only Content-Length bodies to
     // the payload limit, and a chunked one must not grow without bound either.
-    server_.Post(".*", [this](const httplib::Request& req, httplib::Response& res,
-                              const httplib::ContentReader& read) { post(req, res, read); });
+    listener_.Post(".*", [this](const httplib::Request& req, httplib::Response& res,
+                                const httplib::ContentReader& read) { post(req, res, read); });
     const auto not_allowed = [](const httplib::Request&, httplib::Response& res) {
       res.status = 405;
       res.set_header("Allow", "POST");
       res.set_content("Only POST is allowed\n", "text/plain");
     };
-    server_.Get(".*", not_allowed);
-    server_.Put(".*", not_allowed);
-    server_.Patch(".*", not_allowed);
-    server_.Delete(".*", not_allowed);
-    server_.Options(".*", not_allowed);
-    server_.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+    listener_.Get(".*", not_allowed);
+    listener_.Put(".*", not_allowed);
+    listener_.Patch(".*", not_allowed);
+    listener_.Delete(".*", not_allowed);
+    listener_.Options(".*", not_allowed);
+    listener_.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
       res.status = 500;
       res.set_content("Internal Server Error\n", "text/plain");
     });
   }
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
-  ~Server() { stop(); }
+  /// Stops, cancels the requests still being handled (later ones are `503`), and waits for
+  /// every serving thread (see the class comment).
+  ~Server() {
+    stop();
+    sessions_.close();
+    if (thread_.joinable()) thread_.join();
+    std::unique_lock lock(mutex_);
+    served_.wait(lock, [this] { return !serving_; });
+  }
 
-  /// Binds the listening socket; returns the port. @throws std::runtime_error if it cannot.
+  /// Binds the listening socket if it is not bound yet; returns the port, or -1 when `stop()`
+  /// came first. @throws std::runtime_error if the address cannot be bound.
   int bind() {
-    const int port = options_.port == 0 ? server_.bind_to_any_port(options_.host)
-                                        : (server_.bind_to_port(options_.host, options_.port) ? options_.port : -1);
-    if (port < 0) {
-      throw std::runtime_error("batchrpc: cannot listen on " + options_.host + ":" +
-                               std::to_string(options_.port));
+    std::lock_guard lock(mutex_);
+    if (stopped_) return -1;
+    return port_ >= 0 ? port_.load() : bind_locked();
+  }
+
+  /// Binds (unless `bind` was called) and serves on a thread of the server's own until
+  /// `stop()` or destruction; returns the port, or -1 when `stop()` came first.
+  /// @throws std::runtime_error if the address cannot be bound, std::logic_error if the
+  /// server is already serving.
+  int start() {
+    std::lock_guard lock(mutex_);
+    if (serving_) throw std::logic_error("batchrpc: the HTTP server is already serving");
+    if (stopped_) return -1;
+    const int port = port_ >= 0 ? port_.load() : bind_locked();
+    serving_ = true;
+    try {
+      thread_ = std::thread([this] {
+        try {
+          serve();
+        } catch (...) {  // accepting failed: this server no longer listens (nobody to tell)
+        }
+      });
+    } catch (...) {
+      serving_ = false;
+      throw;
     }
-    port_ = port;
     return port;
   }
-  /// Serves until `stop()` (binds first if `bind` was not called).
+
+  /// Binds (unless `bind` was called) and serves on the calling thread until `stop()`;
+  /// returns at once if `stop()` came first. See the class comment for the rules.
+  /// @throws std::runtime_error if the address cannot be bound or accepting fails,
+  /// std::logic_error if the server is already serving.
   void run() {
-    if (port_ < 0) bind();
-    running_ = true;
-    if (!stopping_) server_.listen_after_bind();
-    running_ = false;
+    {
+      std::lock_guard lock(mutex_);
+      if (serving_) throw std::logic_error("batchrpc: the HTTP server is already serving");
+      if (stopped_) return;
+      if (port_ < 0) bind_locked();
+      serving_ = true;
+    }
+    serve();
   }
-  /// Stops serving; `run` returns once open requests are done. Thread-safe, and safe to call
-  /// before `run` has started listening.
-  void stop() {
-    stopping_ = true;
-    // httplib ignores a stop that comes before it listens; wait until it does (or gave up).
-    while (running_ && !server_.is_running()) std::this_thread::yield();
-    server_.stop();
+
+  /// Stops serving: the listening socket is closed now; `run()` returns (and the `start()`
+  /// thread ends) once the open connections have finished their current request. Does not
+  /// wait. Safe from any thread, repeatedly, at any time while the server exists.
+  void stop() noexcept {
+    std::lock_guard lock(mutex_);
+    stopped_ = true;
+    listener_.close_socket();
   }
+
   /// The bound port, or -1 before `bind`.
   [[nodiscard]] int port() const noexcept { return port_; }
 
  private:
+  int bind_locked() {
+    const auto cannot = [this] {
+      return std::runtime_error("batchrpc: cannot listen on " + options_.host + ":" + std::to_string(options_.port));
+    };
+    if (options_.port < 0 || options_.port > 65535) throw cannot();
+    const int port = options_.port == 0
+                         ? listener_.bind_to_any_port(options_.host)
+                         : (listener_.bind_to_port(options_.host, options_.port) ? options_.port : -1);
+    if (port < 0) {
+      listener_.close_socket();  // a socket made before a later step failed
+      throw cannot();
+    }
+    port_ = port;
+    return port;
+  }
+
+  // Listens on the calling thread until the socket is closed, then tells ~Server.
+  void serve() {
+    bool listened = false;
+    std::exception_ptr failure;
+    try {
+      listened = listener_.listen_after_bind();
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    {
+      std::lock_guard lock(mutex_);
+      if (failure != nullptr) listener_.close_socket();
+      stopped_ = true;
+      serving_ = false;
+      served_.notify_all();
+    }
+    // From here on the server may be destroyed (~Server waits only for serving_): nothing of
+    // `this` may be touched.
+    if (failure != nullptr) std::rethrow_exception(failure);
+    if (!listened) throw std::runtime_error("batchrpc: accepting HTTP connections failed; the server stopped");
+  }
+
+  // Called by httplib on the serving thread when its accept loop has ended, before it waits
+  // for the open connections.
+  void accepting_ended() {
+    std::lock_guard lock(mutex_);
+    listener_.forget_socket();
+  }
+
   void post(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read) {
     if (!detail::is_json(req.get_header_value("Content-Type"))) {
-      res.status = 415;
-      res.set_content("Content-Type must be application/json\n", "text/plain");
+      detail::reply_and_close(res, 415, "Content-Type must be application/json\n");  // body unread
       return;
     }
     const std::size_t limit = router_.limits().max_message_bytes;
@@ -278,35 +569,37 @@ class Server {
     // httplib itself refuses a Content-Length past the limit before reading anything.
     if (!complete && !too_large && req.get_header_value<std::uint64_t>("Content-Length") > limit) too_large = true;
     if (!complete && !too_large) {
-      res.status = 400;
-      res.set_header("Connection", "close");
-      res.set_content("The request body could not be read\n", "text/plain");
+      detail::reply_and_close(res, 400, "The request body could not be read\n");
       return;
     }
     if (too_large) {
-      res.status = 413;
-      res.set_header("Connection", "close");
-      res.set_content("Request body larger than " + std::to_string(limit) + " bytes\n", "text/plain");
+      detail::reply_and_close(res, 413, "Request body larger than " + std::to_string(limit) + " bytes\n");
       return;
     }
-    std::shared_ptr<detail::SessionEntry> named;  // held while this request uses it
-    detail::SessionEntry* entry = detail::connection_session;
+    detail::SessionUse use;  // the session is held until the reply is made
     if (!options_.session_header.empty() && req.has_header(options_.session_header.c_str())) {
-      named = sessions_.find(req.get_header_value(options_.session_header.c_str()));
-      if (named == nullptr) {
+      use = sessions_.use(req.get_header_value(options_.session_header.c_str()));
+      if (!use && !use.refused_for_closing()) {
         res.status = 404;
         res.set_content("Unknown session\n", "text/plain");
         return;
       }
-      entry = named.get();
+    } else {
+      detail::Connection* const connection = detail::current_connection;
+      if (connection == nullptr) {  // not on a connection thread of ours: never serve ungated
+        res.status = 500;
+        res.set_content("No session for this connection\n", "text/plain");
+        return;
+      }
+      use = sessions_.use_own(connection->session);
     }
-    if (entry == nullptr) {  // not on a connection thread of ours: never serve ungated
-      res.status = 500;
-      res.set_content("No session for this connection\n", "text/plain");
+    if (use.refused_for_closing()) {
+      res.status = 503;
+      res.set_content("The server is shutting down\n", "text/plain");
       return;
     }
-    if (!entry->id.empty()) res.set_header(options_.session_header.c_str(), entry->id);
-    const std::optional<std::string> reply = entry->session.handle(body);
+    if (!use.id().empty()) res.set_header(options_.session_header.c_str(), use.id());
+    const std::optional<std::string> reply = use.session().handle(body);
     if (reply) {
       res.status = 200;
       res.set_content(*reply, "application/json");
@@ -317,14 +610,18 @@ class Server {
 
   const Router& router_;
   ServerOptions options_;
-  detail::SessionRegistry sessions_;  // outlives the server's connections
-  httplib::Server server_;
+  detail::SessionRegistry sessions_;  // outlives the listener, whose connections use it
+  detail::Listener listener_;
+  std::mutex mutex_;                  // guards the serving state below and the socket's closing
+  std::condition_variable served_;    // notified when serving_ goes false
+  bool serving_ = false;              // a run() or the start() thread is serving
+  bool stopped_ = false;              // stop() was called, or serving has ended
   std::atomic<int> port_{-1};
-  std::atomic<bool> running_{false};
-  std::atomic<bool> stopping_{false};
+  std::thread thread_;                // start()'s; joined by ~Server
 };
 
-/// Binds and serves `router` until the server is stopped (blocking).
+/// Binds and serves `router` on the calling thread for as long as the process runs (nothing
+/// can stop it; use a `Server` to stop). @throws std::runtime_error as `Server::run` does.
 inline void serve(const Router& router, ServerOptions options = {}) {
   Server server(router, std::move(options));
   server.run();

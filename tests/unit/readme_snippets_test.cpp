@@ -157,23 +157,43 @@ TEST_SUITE("readme") {
   }
 
 #if defined(BATCHRPC_TEST_HTTP)
-  TEST_CASE("snippet: serving HTTP") {
+  TEST_CASE("snippet: serving HTTP, which ends at the end of its scope") {
     rpc::Router router;
     router.add("add", [](int a, int b) { return a + b; });
     const int port = 0;  // any free port, for the test
+    // The snippet's scope runs on a thread of its own; if it has not ended long after its
+    // last request, the test fails and stops the server itself so that the test can end.
+    std::mutex mutex;
+    std::condition_variable changed;
+    rpc::http::Server* in_scope = nullptr;
+    bool ended = false;
+    std::thread scope([&] {
+      {
+        // snippet:begin http
+        rpc::http::Server server{router, {.port = port}};  // binds 127.0.0.1 unless .host says otherwise
+        server.start();  // serves on threads of its own; leaving the scope stops and joins them
+        // snippet:end
+        httplib::Client client("127.0.0.1", server.port());
+        const auto res = client.Post("/", R"({"jsonrpc":"2.0","method":"add","params":[1,2],"id":1})", "application/json");
+        CHECK(res);  // (REQUIRE would throw out of the thread)
+        if (res) {
+          CHECK(res->status == 200);
+          CHECK(res->body == R"({"jsonrpc":"2.0","id":1,"result":3})");
+        }
+        std::lock_guard lock(mutex);
+        in_scope = &server;
+        changed.notify_all();
+      }
+      std::lock_guard lock(mutex);
+      ended = true;
+      changed.notify_all();
+    });
     {
-      // snippet:begin http
-      rpc::http::Server server{router, {.port = port}};  // binds 127.0.0.1 unless .host says otherwise
-      std::jthread serving([&] { server.run(); });       // or run() on this thread; stop() ends it
-      // snippet:end
-      while (server.port() < 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      httplib::Client client("127.0.0.1", server.port());
-      const auto res = client.Post("/", R"({"jsonrpc":"2.0","method":"add","params":[1,2],"id":1})", "application/json");
-      REQUIRE(res);
-      CHECK(res->status == 200);
-      CHECK(res->body == R"({"jsonrpc":"2.0","id":1,"result":3})");
-      server.stop();
+      std::unique_lock lock(mutex);
+      CHECK(changed.wait_for(lock, std::chrono::seconds(60), [&] { return ended; }));
+      if (!ended && in_scope != nullptr) in_scope->stop();
     }
+    scope.join();
   }
 #endif
 
