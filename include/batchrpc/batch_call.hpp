@@ -9,6 +9,7 @@
 #include <span>
 #include <utility>
 
+#include "config.hpp"
 #include "context.hpp"
 #include "error.hpp"
 #include "handler.hpp"
@@ -18,7 +19,7 @@
 /// Defined when `Router::add_batched` exists.
 #define BATCHRPC_HAS_BATCH_HANDLERS 1
 
-namespace rpc {
+namespace rpc::inline BATCHRPC_ABI {
 
 /**
  * One call handed to a batch handler: its params, its own context (id, cancellation) and the

@@ -10,7 +10,9 @@
 
 #include <rapidjson/stringbuffer.h>
 
-namespace rpc {
+#include "config.hpp"
+
+namespace rpc::inline BATCHRPC_ABI {
 
 /**
  * A growable byte buffer that replies are written into. Reuse one per connection or thread: it

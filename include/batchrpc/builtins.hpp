@@ -9,7 +9,7 @@
 #include "router.hpp"
 #include "version.hpp"
 
-namespace rpc {
+namespace rpc::inline BATCHRPC_ABI {
 
 /// What `add_builtins` registers and how `info` describes the server.
 struct BuiltinOptions {

@@ -24,7 +24,7 @@
 #include "limits.hpp"
 #include "result_writer.hpp"
 
-namespace rpc {
+namespace rpc::inline BATCHRPC_ABI {
 
 namespace detail {
 struct ReplyDocument;

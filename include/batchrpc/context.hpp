@@ -6,7 +6,9 @@
 #include <stop_token>
 #include <string_view>
 
-namespace rpc {
+#include "config.hpp"
+
+namespace rpc::inline BATCHRPC_ABI {
 
 class Router;
 class Session;

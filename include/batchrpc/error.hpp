@@ -7,9 +7,10 @@
 #include <string>
 #include <string_view>
 
+#include "config.hpp"
 #include "json.hpp"
 
-namespace rpc {
+namespace rpc::inline BATCHRPC_ABI {
 
 /// Error codes a reply can carry. The JSON-RPC 2.0 ones (§5.1), batchrpc's own server errors
 /// (-32000..-32099, each listed in the README), and `request_cancelled` (as language servers use).

@@ -14,9 +14,10 @@
 #include <thread>
 #include <vector>
 
+#include "config.hpp"
 #include "detail/checks.hpp"
 
-namespace rpc {
+namespace rpc::inline BATCHRPC_ABI {
 
 namespace detail {
 struct ExecutorAccess;

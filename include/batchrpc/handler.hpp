@@ -25,6 +25,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "config.hpp"
 #include "context.hpp"
 #include "detail/callable_traits.hpp"
 #include "detail/same_text.hpp"
@@ -34,7 +35,7 @@
 #include "responder.hpp"
 #include "result_writer.hpp"
 
-namespace rpc::detail {
+namespace rpc::inline BATCHRPC_ABI::detail {
 
 /// Why params did not bind: which parameter (by name, else by index) and why.
 struct ParamError {

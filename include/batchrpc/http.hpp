@@ -36,10 +36,11 @@
 
 #include <httplib.h>
 
+#include "config.hpp"
 #include "router.hpp"
 #include "session.hpp"
 
-namespace rpc::http {
+namespace rpc::inline BATCHRPC_ABI::http {
 
 /// Settings of an HTTP server.
 struct ServerOptions {
@@ -599,7 +600,7 @@ class Server {
       return;
     }
     if (!use.id().empty()) res.set_header(options_.session_header.c_str(), use.id());
-    const std::optional<std::string> reply = use.session().handle(body);
+    const std::optional<std::string> reply = use.session().handle(std::move(body));  // taken over, not copied
     if (reply) {
       res.status = 200;
       res.set_content(*reply, "application/json");

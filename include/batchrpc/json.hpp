@@ -10,7 +10,7 @@
 
 #include "config.hpp"
 
-namespace rpc {
+namespace rpc::inline BATCHRPC_ABI {
 
 /// A parsed JSON value (RapidJSON DOM). Handlers receive params as `const Value&`; numbers are
 /// ordinary RapidJSON numbers, strings are UTF-8 (validated) and may contain NUL bytes, so use

@@ -15,11 +15,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "config.hpp"
 #include "detail/number_text.hpp"
 #include "json.hpp"
 #include "result_writer.hpp"
 
-namespace rpc {
+namespace rpc::inline BATCHRPC_ABI {
 
 /**
  * How a C++ type maps to JSON. Specialise it to bind your own types:

@@ -5,7 +5,9 @@
 
 #include <cstddef>
 
-namespace rpc {
+#include "config.hpp"
+
+namespace rpc::inline BATCHRPC_ABI {
 
 /**
  * Bounds enforced on every message, each answered with a clear error instead of unbounded work.

@@ -5,7 +5,9 @@
 
 #include <string>
 
-namespace rpc {
+#include "config.hpp"
+
+namespace rpc::inline BATCHRPC_ABI {
 
 /// Per-method settings given to `Router::add`.
 struct MethodOptions {

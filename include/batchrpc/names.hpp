@@ -8,7 +8,9 @@
 #include <cstddef>
 #include <string_view>
 
-namespace rpc {
+#include "config.hpp"
+
+namespace rpc::inline BATCHRPC_ABI {
 
 /// The names of a handler's bound parameters, in C++ parameter order. Make one with `rpc::names`.
 template <std::size_t N>

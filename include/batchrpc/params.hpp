@@ -6,10 +6,11 @@
 #include <cstddef>
 #include <string_view>
 
+#include "config.hpp"
 #include "detail/same_text.hpp"
 #include "json.hpp"
 
-namespace rpc {
+namespace rpc::inline BATCHRPC_ABI {
 
 /**
  * A request's `params`: an array (by position), an object (by name), or absent.

@@ -8,12 +8,13 @@
 #include <stdexcept>
 #include <stop_token>
 
+#include "config.hpp"
 #include "detail/deferred.hpp"
 #include "error.hpp"
 #include "json_traits.hpp"
 #include "result_writer.hpp"
 
-namespace rpc {
+namespace rpc::inline BATCHRPC_ABI {
 
 namespace detail {
 struct ResponderAccess;

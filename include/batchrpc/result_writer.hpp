@@ -13,11 +13,12 @@
 #include <rapidjson/writer.h>
 
 #include "buffer.hpp"
+#include "config.hpp"
 #include "detail/number_text.hpp"
 #include "detail/utf8.hpp"
 #include "json.hpp"
 
-namespace rpc {
+namespace rpc::inline BATCHRPC_ABI {
 
 class Router;
 

@@ -28,7 +28,7 @@
 #include "detail/inflight.hpp"
 #include "detail/method_table.hpp"
 
-namespace rpc {
+namespace rpc::inline BATCHRPC_ABI {
 
 namespace detail {
 struct Workspace;

@@ -17,7 +17,7 @@
 #include "json.hpp"
 #include "router.hpp"
 
-namespace rpc {
+namespace rpc::inline BATCHRPC_ABI {
 
 namespace detail {
 class SessionCore;
@@ -91,7 +91,16 @@ class Session {
   /// Handles one message and waits for its reply (`std::nullopt`: nothing to send). Do not
   /// call it from a handler of the same session when it has an executor: the wait can hold
   /// the thread the inner message needs (use `Router::handle`, or the tools of tools.hpp).
-  [[nodiscard]] BATCHRPC_DECL std::optional<std::string> handle(std::string_view message);
+  [[nodiscard]] std::optional<std::string> handle(std::string_view message) {
+    return handle_and_wait(message, nullptr);
+  }
+
+  /// The same, taking the message's text over instead of copying it.
+  template <class Text>
+    requires std::same_as<Text, std::string>
+  [[nodiscard]] std::optional<std::string> handle(Text&& message) {
+    return handle_and_wait(message, &message);
+  }
 
   /// True when the session was granted `capability`.
   [[nodiscard]] BATCHRPC_DECL bool granted(std::string_view capability) const;
@@ -117,6 +126,7 @@ class Session {
 
  private:
   BATCHRPC_DECL void handle_owned(std::string&& message, Completion done);
+  BATCHRPC_DECL std::optional<std::string> handle_and_wait(std::string_view message, std::string* owned);
 
   std::unique_ptr<detail::SessionCore> core_;
 };

@@ -12,7 +12,7 @@
 #include "config.hpp"
 #include "session.hpp"
 
-namespace rpc {
+namespace rpc::inline BATCHRPC_ABI {
 
 /// How messages are delimited on a stream.
 enum class Framing {

@@ -13,7 +13,7 @@
 #include "json.hpp"
 #include "router.hpp"
 
-namespace rpc {
+namespace rpc::inline BATCHRPC_ABI {
 
 namespace detail {
 struct ToolTable;

@@ -6,6 +6,7 @@
 #include <span>
 
 #include "../buffer.hpp"
+#include "../config.hpp"
 #include "../context.hpp"
 #include "../result_writer.hpp"
 #include "../router.hpp"
@@ -14,7 +15,7 @@
 #include "group.hpp"
 #include "request.hpp"
 
-namespace rpc::detail {
+namespace rpc::inline BATCHRPC_ABI::detail {
 
 // Appends the response for `request` to `out` (nothing for a notification). Returns false when
 // the handler took a Responder: then nothing is written now, and the response is written with

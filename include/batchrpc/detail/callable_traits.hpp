@@ -5,7 +5,9 @@
 #include <tuple>
 #include <type_traits>
 
-namespace rpc::detail {
+#include "../config.hpp"
+
+namespace rpc::inline BATCHRPC_ABI::detail {
 
 template <class Sig>
 struct signature;

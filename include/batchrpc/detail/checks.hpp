@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "../config.hpp"
+
 #if (defined(NDEBUG) && !defined(BATCHRPC_CHECKS)) || defined(BATCHRPC_NO_CHECKS)
 #define BATCHRPC_CHECKS_ENABLED 0
 #define BATCHRPC_CHECK(condition, message) static_cast<void>(0)
@@ -17,7 +19,7 @@
   ((condition) ? static_cast<void>(0) : ::rpc::detail::check_failed(message, __FILE__, __LINE__))
 #endif
 
-namespace rpc::detail {
+namespace rpc::inline BATCHRPC_ABI::detail {
 
 [[noreturn]] inline void check_failed(const char* message, const char* file, int line) noexcept {
   std::fprintf(stderr, "batchrpc: usage error: %s (%s:%d)\n", message, file, line);

@@ -12,10 +12,11 @@
 #include <stop_token>
 
 #include "../buffer.hpp"
+#include "../config.hpp"
 #include "../error.hpp"
 #include "../limits.hpp"
 
-namespace rpc::detail {
+namespace rpc::inline BATCHRPC_ABI::detail {
 
 class ResponderState;
 

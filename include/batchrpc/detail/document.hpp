@@ -6,9 +6,10 @@
 
 #include <rapidjson/document.h>
 
+#include "../config.hpp"
 #include "stack_arena.hpp"
 
-namespace rpc::detail {
+namespace rpc::inline BATCHRPC_ABI::detail {
 
 // Values come from a pool that is reset per message (so they are plain rpc::Values); the parse
 // stack lives in an arena of its own.

@@ -9,12 +9,13 @@
 
 #include "../batch_call.hpp"
 #include "../buffer.hpp"
+#include "../config.hpp"
 #include "../context.hpp"
 #include "../result_writer.hpp"
 #include "deferred.hpp"
 #include "request.hpp"
 
-namespace rpc::detail {
+namespace rpc::inline BATCHRPC_ABI::detail {
 
 struct Method;
 

@@ -6,9 +6,10 @@
 #include <atomic>
 #include <cstddef>
 
+#include "../config.hpp"
 #include "../limits.hpp"
 
-namespace rpc::detail {
+namespace rpc::inline BATCHRPC_ABI::detail {
 
 class InflightBytes {
  public:

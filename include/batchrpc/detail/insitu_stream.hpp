@@ -7,7 +7,9 @@
 
 #include <rapidjson/stream.h>
 
-namespace rpc::detail {
+#include "../config.hpp"
+
+namespace rpc::inline BATCHRPC_ABI::detail {
 
 // Reads a NUL-terminated message in place, like rapidjson::InsituStringStream, but faster:
 //

@@ -11,7 +11,9 @@
 #include <limits>
 #include <system_error>
 
-namespace rpc::detail {
+#include "../config.hpp"
+
+namespace rpc::inline BATCHRPC_ABI::detail {
 
 // For a number out of double range: true when it is too close to zero rather than too big,
 // that is when the power of ten of its first significant digit, plus the exponent, is

@@ -6,9 +6,10 @@
 #include <string_view>
 #include <vector>
 
+#include "../config.hpp"
 #include "../json.hpp"
 
-namespace rpc::detail {
+namespace rpc::inline BATCHRPC_ABI::detail {
 
 inline std::string_view name_of(const Value& name) {
   return {name.GetString(), name.GetStringLength()};

@@ -8,9 +8,10 @@
 
 #include <rapidjson/reader.h>
 
+#include "../config.hpp"
 #include "sax_checks.hpp"
 
-namespace rpc::detail {
+namespace rpc::inline BATCHRPC_ABI::detail {
 
 // Numbers arrive as text (kParseNumbersAsStringsFlag); when `raw_ids` is given, the text of
 // each top-level object's (or each batch member's) numeric "id" is kept in it, one slot per

@@ -16,6 +16,7 @@
 #include <rapidjson/error/en.h>
 #include <rapidjson/reader.h>
 
+#include "../config.hpp"
 #include "../json.hpp"
 #include "../limits.hpp"
 #include "insitu_stream.hpp"
@@ -23,7 +24,7 @@
 #include "request_reader.hpp"
 #include "utf8.hpp"
 
-namespace rpc::detail {
+namespace rpc::inline BATCHRPC_ABI::detail {
 
 // Owns everything one parse needs and keeps it between messages, so that a warmed-up parser
 // allocates nothing per message. Not thread-safe: one per thread (see Workspace).

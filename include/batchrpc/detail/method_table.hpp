@@ -13,11 +13,12 @@
 #include <vector>
 
 #include "../batch_call.hpp"
+#include "../config.hpp"
 #include "../handler.hpp"
 #include "../method_options.hpp"
 #include "same_text.hpp"
 
-namespace rpc::detail {
+namespace rpc::inline BATCHRPC_ABI::detail {
 
 /// A registered method: its handler and options.
 struct Method {

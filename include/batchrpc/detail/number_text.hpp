@@ -7,7 +7,9 @@
 #include <cstddef>
 #include <string_view>
 
-namespace rpc::detail {
+#include "../config.hpp"
+
+namespace rpc::inline BATCHRPC_ABI::detail {
 
 // Room for any double or float in shortest form ("-2.2250738585072014e-308" is 24 bytes).
 struct NumberText {

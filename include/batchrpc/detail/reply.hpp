@@ -6,11 +6,12 @@
 #include <string_view>
 
 #include "../buffer.hpp"
+#include "../config.hpp"
 #include "../context.hpp"
 #include "../error.hpp"
 #include "../result_writer.hpp"
 
-namespace rpc::detail {
+namespace rpc::inline BATCHRPC_ABI::detail {
 
 // Writes the id as the client sent it: numbers byte for byte, strings re-escaped.
 inline void write_id(Buffer& out, ResultWriter& w, const RequestId& id) {

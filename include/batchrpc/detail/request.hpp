@@ -4,10 +4,11 @@
 
 #include <string_view>
 
+#include "../config.hpp"
 #include "../context.hpp"
 #include "../json.hpp"
 
-namespace rpc::detail {
+namespace rpc::inline BATCHRPC_ABI::detail {
 
 struct Request {
   RequestId id;

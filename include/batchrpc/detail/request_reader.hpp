@@ -13,11 +13,12 @@
 
 #include <rapidjson/reader.h>
 
+#include "../config.hpp"
 #include "member_names.hpp"
 #include "request.hpp"
 #include "sax_checks.hpp"
 
-namespace rpc::detail {
+namespace rpc::inline BATCHRPC_ABI::detail {
 
 // One member of a message (the message itself when it is not a batch), as read.
 struct ParsedRequest {

@@ -5,7 +5,9 @@
 #include <cstddef>
 #include <string_view>
 
-namespace rpc::detail {
+#include "../config.hpp"
+
+namespace rpc::inline BATCHRPC_ABI::detail {
 
 // Sizes first, then byte by byte: names are a few bytes long, where memcmp's call and
 // dispatch cost more than the compare itself (it was 3% of a batch of pings).

@@ -7,12 +7,13 @@
 #include <cstddef>
 #include <string_view>
 
+#include "../config.hpp"
 #include "../limits.hpp"
 #include "document.hpp"
 #include "json_number.hpp"
 #include "utf8.hpp"
 
-namespace rpc::detail {
+namespace rpc::inline BATCHRPC_ABI::detail {
 
 class SaxChecks {
  public:

@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "../config.hpp"
 #include "../error.hpp"
 #include "../executor.hpp"
 #include "../router.hpp"
@@ -30,7 +31,7 @@
 #include "checks.hpp"
 #include "session_member.hpp"
 
-namespace rpc::detail {
+namespace rpc::inline BATCHRPC_ABI::detail {
 
 class Job;
 class SessionCore;

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "../config.hpp"
 #include "../session.hpp"
 #include "call.hpp"
 #include "group.hpp"
@@ -29,7 +30,7 @@
 #include "session_member.hpp"
 #include "workspace.hpp"
 
-namespace rpc::detail {
+namespace rpc::inline BATCHRPC_ABI::detail {
 
 // The reply budget (Limits::max_response_bytes) while the members of one message write their
 // responses, on any number of threads. A member may grow to what was left when it started plus a

@@ -11,10 +11,11 @@
 #include <unordered_map>
 
 #include "../buffer.hpp"
+#include "../config.hpp"
 #include "deferred.hpp"
 #include "request.hpp"
 
-namespace rpc::detail {
+namespace rpc::inline BATCHRPC_ABI::detail {
 
 struct Method;
 class Job;

@@ -10,9 +10,11 @@
 
 #if defined(__linux__)
 #include <sys/mman.h>
+
+#include "../config.hpp"
 #endif
 
-namespace rpc::detail {
+namespace rpc::inline BATCHRPC_ABI::detail {
 
 // RapidJSON grows its parse stack by asking for a larger block each time. From a memory pool
 // every step would leave the old block behind (about three times the stack in all); here the

@@ -9,7 +9,9 @@
 #include <rapidjson/encodings.h>
 #include <rapidjson/memorystream.h>
 
-namespace rpc::detail {
+#include "../config.hpp"
+
+namespace rpc::inline BATCHRPC_ABI::detail {
 
 // The offset of the first byte of `text` that is not part of well-formed UTF-8 (no
 // overlongs, surrogates or code points past U+10FFFF), or text.size() when all of it is.

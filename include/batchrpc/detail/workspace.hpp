@@ -8,11 +8,12 @@
 #include <vector>
 
 #include "../buffer.hpp"
+#include "../config.hpp"
 #include "../result_writer.hpp"
 #include "group.hpp"
 #include "message_parser.hpp"
 
-namespace rpc::detail {
+namespace rpc::inline BATCHRPC_ABI::detail {
 
 struct Workspace {
   MessageParser parser;

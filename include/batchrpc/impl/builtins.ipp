@@ -6,9 +6,10 @@
 #include <string>
 
 #include "../builtins.hpp"
+#include "../config.hpp"
 #include "../session.hpp"
 
-namespace rpc {
+namespace rpc::inline BATCHRPC_ABI {
 
 namespace detail {
 

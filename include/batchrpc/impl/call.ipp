@@ -6,10 +6,11 @@
 #include <optional>
 #include <stdexcept>
 
+#include "../config.hpp"
 #include "../detail/call.hpp"
 #include "../detail/reply.hpp"
 
-namespace rpc::detail {
+namespace rpc::inline BATCHRPC_ABI::detail {
 
 // Exactly one of these says why a call failed.
 struct Failure {

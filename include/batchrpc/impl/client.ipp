@@ -18,12 +18,13 @@
 #include <rapidjson/stream.h>
 
 #include "../client.hpp"
+#include "../config.hpp"
 #include "../detail/member_names.hpp"
 #include "../detail/message_parser.hpp"
 #include "../detail/request.hpp"
 #include "../detail/utf8.hpp"
 
-namespace rpc {
+namespace rpc::inline BATCHRPC_ABI {
 
 namespace detail {
 

@@ -9,9 +9,10 @@
 #include <rapidjson/memorystream.h>
 #include <rapidjson/reader.h>
 
+#include "../config.hpp"
 #include "../json.hpp"
 
-namespace rpc {
+namespace rpc::inline BATCHRPC_ABI {
 
 BATCHRPC_DECL Json Json::parse(std::string_view text) {
   // Validation only: SAX events are dropped. Iterative, so depth cannot exhaust the stack.

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "../config.hpp"
 #include "../detail/call.hpp"
 #include "../detail/checks.hpp"
 #include "../detail/message_parser.hpp"
@@ -18,7 +19,7 @@
 #include "../detail/workspace.hpp"
 #include "../router.hpp"
 
-namespace rpc {
+namespace rpc::inline BATCHRPC_ABI {
 
 namespace detail {
 

@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "../config.hpp"
 #include "../detail/json_number.hpp"
 #include "../detail/number_text.hpp"
 #include "../detail/session_core.hpp"
@@ -22,7 +23,7 @@
 #include "../detail/session_member.hpp"
 #include "../session.hpp"
 
-namespace rpc::detail {
+namespace rpc::inline BATCHRPC_ABI::detail {
 
 // An id as a lookup key: strings by their text, numbers by value (1 and 1.0 are one key).
 // False for ids that cannot be looked up (null, or not an id at all).
@@ -150,7 +151,7 @@ BATCHRPC_DECL void SessionCore::close() {
 
 }  // namespace rpc::detail
 
-namespace rpc {
+namespace rpc::inline BATCHRPC_ABI {
 
 BATCHRPC_DECL Session::Session(const Router& router, SessionOptions options)
     : core_(std::make_unique<detail::SessionCore>(*this, router, std::move(options))) {}
@@ -170,7 +171,8 @@ BATCHRPC_DECL void Session::handle_owned(std::string&& message, Completion done)
   core_->acquire_job().start(std::move(message), std::move(done));
 }
 
-BATCHRPC_DECL std::optional<std::string> Session::handle(std::string_view message) {
+BATCHRPC_DECL std::optional<std::string> Session::handle_and_wait(std::string_view message,
+                                                                  std::string* owned) {
   BATCHRPC_CHECK(core_->executor == nullptr || detail::running_handler_of != core_.get(),
                  "Session::handle(message) waits for its reply: from a handler of the same "
                  "session with an executor it can wait for ever (use the overload with a "
@@ -179,12 +181,17 @@ BATCHRPC_DECL std::optional<std::string> Session::handle(std::string_view messag
   std::condition_variable answered;
   bool ready = false;
   std::optional<std::string> result;
-  handle(message, [&](std::optional<std::string_view> reply) {
+  Completion done = [&](std::optional<std::string_view> reply) {
     std::lock_guard lock(mutex);
     if (reply) result.emplace(*reply);
     ready = true;
     answered.notify_all();  // under the lock: we are destroyed as soon as it is released
-  });
+  };
+  if (owned != nullptr) {
+    handle_owned(std::move(*owned), std::move(done));
+  } else {
+    handle(message, std::move(done));
+  }
   std::unique_lock lock(mutex);
   answered.wait(lock, [&] { return ready; });
   return result;

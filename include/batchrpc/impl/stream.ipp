@@ -22,9 +22,10 @@
 #include <stdexcept>
 #include <string>
 
+#include "../config.hpp"
 #include "../stream.hpp"
 
-namespace rpc {
+namespace rpc::inline BATCHRPC_ABI {
 
 namespace detail {
 
@@ -45,7 +46,7 @@ class StreamConnection {
 
   // End of input: a last line without its newline still counts.
   void finish() {
-    if (options_.framing == Framing::lines && !discarding_ && !pending_.empty()) line(pending_);
+    if (options_.framing == Framing::lines && !discarding_ && !pending_.empty()) line(pending_, &pending_);
     pending_.clear();
   }
 
@@ -88,11 +89,20 @@ class StreamConnection {
   }
 
  private:
-  void deliver(std::string_view message) {
+  // `message` is copied by the session; `owned`, a message read into a buffer of ours, is taken
+  // over instead (a large message is not held twice).
+  void deliver(std::string_view message, std::string* owned = nullptr) {
     if (peer_gone()) return;  // reading has stopped; what was read but not handled is dropped
-    session_.handle(message, [this](std::optional<std::string_view> reply) {
+    auto reply_to = [this](std::optional<std::string_view> reply) {
       if (reply) send(*reply);
-    });
+    };
+    if (owned != nullptr) {
+      owned->resize(message.size());  // the message is a prefix of it (a '\r' may be dropped)
+      session_.handle(std::move(*owned), std::move(reply_to));
+      owned->clear();
+    } else {
+      session_.handle(message, std::move(reply_to));
+    }
   }
 
   void too_large() {
@@ -126,7 +136,7 @@ class StreamConnection {
         line(std::string_view(data, length));
       } else {
         pending_.append(data, length);
-        line(pending_);
+        line(pending_, &pending_);
         pending_.clear();
       }
       data = newline + 1;
@@ -137,11 +147,11 @@ class StreamConnection {
   // One whole line, without its '\n'. The size is checked before blankness: feed_lines has
   // already answered every line longer than the limit plus a '\r', blank or not, so a blank
   // line that used only the '\r' allowance must be answered the same way.
-  void line(std::string_view text) {
+  void line(std::string_view text, std::string* owned = nullptr) {
     if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
     if (text.size() > options_.max_message_bytes) return too_large();  // the '\r' allowance unused
     if (text.find_first_not_of(" \t\r") == std::string_view::npos) return;  // blank line
-    deliver(text);
+    deliver(text, owned);
   }
 
   // Content-Length framing: headers up to a blank line, then exactly that many bytes.
@@ -168,7 +178,7 @@ class StreamConnection {
 
   // The body is complete: delivered unless it was too large, then back to reading headers.
   void end_body() {
-    if (!discarding_) deliver(body_);
+    if (!discarding_) deliver(body_, &body_);
     body_.clear();
     discarding_ = false;
     in_body_ = false;

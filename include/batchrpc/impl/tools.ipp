@@ -15,6 +15,7 @@
 
 #include <rapidjson/document.h>
 
+#include "../config.hpp"
 #include "../detail/call.hpp"
 #include "../detail/deferred.hpp"
 #include "../detail/member_names.hpp"
@@ -29,7 +30,7 @@
 #include "../session.hpp"
 #include "../tools.hpp"
 
-namespace rpc::detail {
+namespace rpc::inline BATCHRPC_ABI::detail {
 
 // One tool: an exposed method, or the batch tool.
 struct Tool {
@@ -724,7 +725,7 @@ inline void check_text(std::string_view what, std::string_view text) {
 }  // namespace tools
 }  // namespace rpc::detail
 
-namespace rpc {
+namespace rpc::inline BATCHRPC_ABI {
 
 BATCHRPC_DECL Tools::Tools(Router& router, ToolsOptions options)
     : router_(&router), table_(std::make_shared<detail::ToolTable>()) {
