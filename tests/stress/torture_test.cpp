@@ -2041,6 +2041,30 @@ Menu general_menu(Rng& rng) {
   return m;
 }
 
+// Keeps every task until the test runs or drops it, first in first out (one thread only).
+struct Keeping final : rpc::Executor {
+  std::deque<std::function<void()>> tasks;
+  void execute(std::function<void()> task) override { tasks.push_back(std::move(task)); }
+  void run_next() {
+    std::function<void()> task = std::move(tasks.front());
+    tasks.pop_front();
+    task();
+  }
+  void drop_next() { tasks.pop_front(); }
+};
+
+// The replies one message's completion received.
+struct Calls {
+  std::vector<std::optional<std::string>> got;
+  rpc::Completion callback() {
+    return [this](std::optional<std::string_view> reply) {
+      got.emplace_back(reply ? std::optional<std::string>(*reply) : std::nullopt);
+    };
+  }
+};
+
+using Replies = std::vector<std::optional<std::string>>;
+
 }  // namespace
 
 TEST_SUITE("torture") {
@@ -2208,5 +2232,59 @@ TEST_SUITE("torture") {
       plan.cancel_all_percent = 0;
       return traffic_round(plan, rng.next(), totals, what);
     });
+  }
+  // Found by the batch-aware scenario under ThreadSanitizer, made deterministic: a group task
+  // that comes round after every member of its group was answered must not finish the message a
+  // second time (nor let its job go while other tasks of it are still queued).
+  TEST_CASE("a batch-aware group whose members were all cancelled while queued does not finish its message again") {
+    bool drop = false;
+    SUBCASE("the group's task runs late") {}
+    SUBCASE("the group's task is dropped") { drop = true; }
+    rpc::Router router;
+    rpc::add_builtins(router);
+    router.add_batched("grouped", [](std::span<rpc::BatchCall> calls) {
+      for (rpc::BatchCall& call : calls) call.result().integer(1);
+    });
+    router.add("echo", [](long x) { return x; });
+    std::optional<rpc::Responder> parked;
+    router.add("park", [&parked](rpc::Responder done) { parked = std::move(done); }, {.inline_only = true});
+    Keeping keeping;
+    Calls first;
+    Calls second;
+    Calls third;
+    std::size_t kept_tasks = 0;
+    std::size_t left_in_flight = 0;
+    bool resolved = false;
+    watchdog::must_finish("a fully cancelled group", [&] {
+      rpc::Session session(router, {.executor = &keeping});
+      // Every member is cancelled by its own batch, so the message is answered at once; the
+      // group's task and the echo's task stay with the executor.
+      session.handle(R"([{"jsonrpc":"2.0","method":"grouped","id":1},{"jsonrpc":"2.0","method":"grouped","id":2},)"
+                     R"({"jsonrpc":"2.0","method":"echo","params":[3],"id":3},)"
+                     R"({"jsonrpc":"2.0","method":"notifications/cancel","params":{"id":1}},)"
+                     R"({"jsonrpc":"2.0","method":"notifications/cancel","params":{"id":2}},)"
+                     R"({"jsonrpc":"2.0","method":"notifications/cancel","params":{"id":3}}])",
+                     first.callback());
+      kept_tasks = keeping.tasks.size();
+      if (kept_tasks != 2) return;
+      if (drop) {
+        keeping.drop_next();
+      } else {
+        keeping.run_next();
+      }
+      // Both tasks have nothing left to answer; neither may touch the messages that follow.
+      session.handle(R"({"jsonrpc":"2.0","method":"park","id":5})", second.callback());
+      keeping.run_next();
+      session.handle(R"({"jsonrpc":"2.0","method":"ping","id":6})", third.callback());
+      if (parked) resolved = parked->resolve(5);
+      left_in_flight = session.in_flight();
+    });
+    CHECK(first.got == Replies{"[" + cancelled("1") + "," + cancelled("2") + "," + cancelled("3") + "]"});
+    REQUIRE(kept_tasks == 2);
+    CHECK(third.got == Replies{result("6", "{}")});
+    CHECK(resolved);
+    CHECK(second.got.size() == 1);  // the park request's completion: exactly once, with its answer
+    CHECK((second.got.empty() ? std::optional<std::string>() : second.got.front()) == result("5", "5"));
+    CHECK(left_in_flight == 0);
   }
 }
