@@ -441,7 +441,7 @@ class Chaos final : public rpc::Executor {
 enum Kind : std::size_t {
   k_echo, k_echo_inline, k_sleep, k_respond, k_boom, k_crash, k_secret, k_missing, k_invalid, k_note,
   k_cancel_same, k_cancel_other, k_bdouble, k_bslow, k_binline, k_blob, k_blob_later, k_bblob,
-  k_tool_batch, k_tool_call, kind_count
+  k_tool_batch, k_tool_call, k_cancel_inside, kind_count
 };
 
 // How `respond` answers (its `mode` param).
@@ -540,7 +540,7 @@ class Ledger {
   };
   explicit Ledger(Options options) : options_(options) {}
 
-  // Called after each completion, outside the ledger's lock.
+  // Called at the end of each completion, outside the ledger's lock (it may throw).
   std::function<void()> after_completion;
 
   // Records a message about to be handed in; returns its index.
@@ -581,16 +581,16 @@ class Ledger {
   }
 
   rpc::Completion completion(std::size_t index) {
-    return [this, index](std::optional<std::string_view> reply) { receive(index, reply); };
+    return [this, index](std::optional<std::string_view> reply) {
+      receive(index, reply);
+      if (after_completion) after_completion();
+    };
   }
 
   void receive(std::size_t index, std::optional<std::string_view> reply) {
-    {
-      std::lock_guard lock(mutex_);
-      Msg& m = msgs_[index];
-      if (++m.completions == 1 && reply) m.reply.emplace(*reply);
-    }
-    if (after_completion) after_completion();
+    std::lock_guard lock(mutex_);
+    Msg& m = msgs_[index];
+    if (++m.completions == 1 && reply) m.reply.emplace(*reply);
   }
 
   // A reply read from a stream: its message is found by its first id (or by its whole text).
@@ -877,6 +877,10 @@ struct Server {
     router.add("boom", []() -> long { throw rpc::Error(-32050, "thrown"); });
     router.add("crash", []() -> long { throw std::runtime_error("hidden"); });
     router.add("secret", [](long x) { return x; }, rpc::names("x"), {.capability = "secret"});
+    // Cancels another request of its session from inside a handler.
+    router.add("cancel_from_handler", [](const rpc::Value& id, rpc::Context& ctx) {
+      return ctx.session() != nullptr && ctx.session()->cancel(id);
+    }, rpc::names("id"));
     // Batch-aware: multiples of 7 are rejected; a call with -1 fails the whole group.
     router.add_batched("bdouble", [](std::span<rpc::BatchCall> calls) {
       bool boom = false;
@@ -1204,6 +1208,15 @@ class Generator {
         return;
       case k_cancel_same: return cancel_same(b);
       case k_cancel_other: return cancel_other(b, kind_count);
+      case k_cancel_inside: {
+        const std::optional<Ledger::Target> t = target();
+        if (!t) return add(k_echo, b);
+        b.targets.push_back(t->key);
+        const Id id = new_id();
+        request(b, kind, id, "cancel_from_handler", R"({"id":)" + t->id + "}",
+                {result(id.text, "true"), result(id.text, "false")}, true, true);
+        return;
+      }
       case k_bdouble: {
         long x = rng_.between(1, 100);
         if (!b.has_boom && rng_.chance(menu_.boom_percent)) {
@@ -1625,7 +1638,8 @@ bool traffic_round(const Plan& plan, std::uint64_t seed, Totals& totals, const s
   session.emplace(server.router, rpc::SessionOptions{.capabilities = capabilities, .executor = executor.get()});
   Answerers answerers(server.registry, ledger, plan.answerers, rng.next(), plan.answer_delay_us);
 
-  // Completions that cancel, and send a message of their own (until the session is drained).
+  // Completions that cancel, send a message of their own (until the session is drained), or
+  // throw (a transport's callback failing must not stop the session).
   std::atomic<bool> accepting{true};
   std::atomic<std::uint64_t> follow_count{0};
   const std::uint64_t follow_seed = rng.next();
@@ -1633,6 +1647,7 @@ bool traffic_round(const Plan& plan, std::uint64_t seed, Totals& totals, const s
     ledger.after_completion = [&] {
       const std::uint64_t n = follow_count.fetch_add(1);
       Rng r(scramble(follow_seed ^ n));
+      if (r.chance(3)) throw std::runtime_error("a completion that fails");
       if (!accepting.load() || !r.chance(10)) return;
       if (r.chance(50)) {
         if (const auto t = ledger.pick(r.next())) {
@@ -1685,7 +1700,7 @@ bool traffic_round(const Plan& plan, std::uint64_t seed, Totals& totals, const s
     threads.emplace_back([&, router_seed = rng.next()] {
       Rng r(router_seed);
       Menu menu = plan.menu;
-      menu.kinds[k_cancel_same] = menu.kinds[k_cancel_other] = 0;
+      menu.kinds[k_cancel_same] = menu.kinds[k_cancel_other] = menu.kinds[k_cancel_inside] = 0;
       menu.granted = true;  // Router::handle is trusted: every capability is granted
       menu.chaos = false;
       Generator gen(router_ledger, server, menu, r.next(), 70);
@@ -1712,6 +1727,8 @@ bool traffic_round(const Plan& plan, std::uint64_t seed, Totals& totals, const s
           session->cancel_all();
           ledger.cancel_all_returned();
           ++cancel_alls;
+        } else if (roll < plan.cancel_all_percent + 1) {
+          session->drain();  // from another thread, while messages keep coming
         } else if (roll < 45) {
           if (const auto t = gen.target(plan.prefer_target)) {
             ledger.target(t->key);
@@ -2035,6 +2052,7 @@ Menu general_menu(Rng& rng) {
   m.kinds[k_note] = 3;
   m.kinds[k_cancel_same] = 6;
   m.kinds[k_cancel_other] = 8;
+  m.kinds[k_cancel_inside] = 3;
   m.modes = {3, 4, 6, 3, 2, 2, 3};
   m.batch_percent = rng.between(20, 80);
   m.granted = rng.chance(50);
@@ -2097,6 +2115,7 @@ TEST_SUITE("torture") {
       m.kinds[k_invalid] = 1;
       m.kinds[k_cancel_same] = 3;
       m.kinds[k_cancel_other] = 4;
+      m.kinds[k_cancel_inside] = 2;
       m.modes = {1, 5, 5, 1, 2, 1, 4};
       m.max_sleep_ms = 3;
       m.batch_percent = rng.between(20, 80);
@@ -2163,6 +2182,7 @@ TEST_SUITE("torture") {
       m.kinds[k_note] = 2;
       m.kinds[k_cancel_same] = 3;
       m.kinds[k_cancel_other] = 8;
+      m.kinds[k_cancel_inside] = 2;
       m.modes = {2, 3, 3, 0, 0, 0, 1};
       m.batch_percent = rng.between(10, 60);
       m.max_members = 5;
@@ -2193,6 +2213,7 @@ TEST_SUITE("torture") {
       m.kinds[k_invalid] = 1;
       m.kinds[k_cancel_same] = 8;
       m.kinds[k_cancel_other] = 6;
+      m.kinds[k_cancel_inside] = 2;
       m.modes = {2, 3, 3, 1, 0, 1, 0};
       m.batch_percent = 80;
       m.max_members = 10;
