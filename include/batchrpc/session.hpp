@@ -21,6 +21,7 @@ namespace rpc::inline BATCHRPC_ABI {
 
 namespace detail {
 class SessionCore;
+struct SessionAccess;
 }
 
 /// What a connection is allowed and where its handlers run.
@@ -128,6 +129,7 @@ class Session {
   BATCHRPC_DECL void handle_owned(std::string&& message, Completion done);
   BATCHRPC_DECL std::optional<std::string> handle_and_wait(std::string_view message, std::string* owned);
 
+  friend struct detail::SessionAccess;
   std::unique_ptr<detail::SessionCore> core_;
 };
 

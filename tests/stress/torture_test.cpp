@@ -2204,9 +2204,7 @@ TEST_SUITE("torture") {
     });
   }
 
-  // SKIPPED until the session core stops finishing a message again when a fully cancelled
-  // group's task comes round (the reproducer below): remove `* doctest::skip()` after the fix.
-  TEST_CASE("batch-aware methods in batches with cancels and executors" * doctest::skip()) {
+  TEST_CASE("batch-aware methods in batches with cancels and executors") {
     run_scenario(6, "batch-aware methods", [](std::uint64_t seed, Totals& totals, const std::string& what) {
       Rng rng(seed);
       Plan plan;
@@ -2266,9 +2264,7 @@ TEST_SUITE("torture") {
   // Found by the batch-aware scenario under ThreadSanitizer, made deterministic: a group task
   // that comes round after every member of its group was answered must not finish the message a
   // second time (nor let its job go while other tasks of it are still queued).
-  // SKIPPED until the session core is fixed: remove `* doctest::skip()` after the fix.
-  TEST_CASE("a batch-aware group whose members were all cancelled while queued does not finish its message again" *
-            doctest::skip()) {
+  TEST_CASE("a batch-aware group whose members were all cancelled while queued does not finish its message again") {
     bool drop = false;
     SUBCASE("the group's task runs late") {}
     SUBCASE("the group's task is dropped") { drop = true; }
@@ -2322,9 +2318,7 @@ TEST_SUITE("torture") {
   // is waited for inside tools/call by a slot the session does not know, so ~Session cannot
   // answer it -32800 as it answers a request's own Responder; it waits for user code instead. A
   // registry answered only after its sessions are gone then never lets ~Session return.
-  // SKIPPED until the session core decides and fixes: remove `* doctest::skip()` then.
-  TEST_CASE("~Session answers a Responder a tool waits on inside tools/call, as it answers a request's" *
-            doctest::skip()) {
+  TEST_CASE("~Session answers a Responder a tool waits on inside tools/call, as it answers a request's") {
     rpc::Router router;
     std::mutex mutex;
     std::vector<rpc::Responder> registry;  // ignores cancellation: only the registry answers

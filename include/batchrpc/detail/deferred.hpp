@@ -62,6 +62,13 @@ class Deferred {
 
   void complete() { on_complete(); }
 
+  // While a session keeps track of the Responder answering for this slot (so that it can answer
+  // for it if the session ends first): that Responder's state, and the slot's place in the
+  // session's list of slots waiting on one. Both guarded by the session's mutex.
+  static constexpr std::size_t not_awaiting = static_cast<std::size_t>(-1);
+  std::weak_ptr<ResponderState> responder;
+  std::size_t awaiting = not_awaiting;
+
   Buffer value;                // the result's JSON text, when it succeeded
   std::optional<Error> error;  // the handler's own error
   std::exception_ptr failure;  // anything else

@@ -136,25 +136,26 @@ class SessionCore {
     return in_flight_.size();
   }
 
-  // A Responder now answers for `m`; the session remembers it until it has answered, so that
-  // close() can answer for it.
-  void await(Member& m, const std::shared_ptr<ResponderState>& state) {
+  // A Responder now answers for `slot` (a request's, or a tool's inside tools/call); the
+  // session remembers it until it has answered, so that close() can answer for it.
+  void await(Deferred& slot, const std::shared_ptr<ResponderState>& state) {
     std::lock_guard lock(mutex_);
-    awaiting_.push_back(&m);
-    m.awaiting = awaiting_.size() - 1;
-    m.responder = state;
+    awaiting_.push_back(&slot);
+    slot.awaiting = awaiting_.size() - 1;
+    slot.responder = state;
     ++attached_;
     if (closing_) idle_.notify_all();  // close() is waiting: there is one more to answer
   }
-  void unawait(Member& m) noexcept {
+  // `slot` has been answered: forgotten before whoever waits for it may reuse or destroy it.
+  void unawait(Deferred& slot) noexcept {
     std::lock_guard lock(mutex_);
-    if (m.awaiting == Member::none) return;
-    Member* last = awaiting_.back();
-    awaiting_[m.awaiting] = last;
-    last->awaiting = m.awaiting;
+    if (slot.awaiting == Deferred::not_awaiting) return;
+    Deferred* last = awaiting_.back();
+    awaiting_[slot.awaiting] = last;
+    last->awaiting = slot.awaiting;
     awaiting_.pop_back();
-    m.awaiting = Member::none;
-    m.responder.reset();
+    slot.awaiting = Deferred::not_awaiting;
+    slot.responder.reset();
   }
 
   // The session's end: cancels everything, answers -32800 for the requests still waiting on a
@@ -175,9 +176,14 @@ class SessionCore {
   std::size_t active_jobs_ = 0;
   std::vector<std::unique_ptr<Job>> spare_;
   InFlight in_flight_;
-  std::vector<Member*> awaiting_;  // members a Responder answers for, not yet answered
+  std::vector<Deferred*> awaiting_;  // slots a Responder answers for, not yet answered
   std::uint64_t attached_ = 0;     // Responders attached so far
   bool closing_ = false;
+};
+
+// A session's core, for what runs inside it (a tool's Responder inside tools/call).
+struct SessionAccess {
+  static SessionCore& core(Session& session) noexcept { return *session.core_; }
 };
 
 }  // namespace rpc::detail

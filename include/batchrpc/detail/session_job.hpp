@@ -234,11 +234,11 @@ class Job {
   }
 
   // The member (or each member of the group) was not run by the executor: -32004 with `why`.
+  // No hold is taken: the message may have finished already (every member cancelled while
+  // queued), and the task's reference keeps the job, and its groups, until we return.
   void not_run(std::size_t i, bool group, const char* why) noexcept {
     if (!group) return refuse(i, why);
-    hold();  // the group's members stay ours until the loop is over
     for (const std::size_t member : groups_[i]->members) refuse(member, why);
-    release();
   }
   void refuse(std::size_t i, const char* why) noexcept {
     Member& m = *members_[i];
@@ -298,14 +298,21 @@ class Job {
   }
 
   // Runs group `g`; if that throws (memory ran out), each member not answered yet gets -32603.
+  //
+  // The members still queued are claimed first. Only with one of them claimed (so not answered
+  // yet, so the message not finished) may the job be held: a group whose members were all
+  // cancelled while queued belongs to a message that may have been answered and sent, and
+  // holding it would finish it a second time.
   void guarded_group(std::size_t g, Workspace& ws) noexcept {
-    hold();
+    std::size_t claimed = 0;
+    for (const std::size_t i : groups_[g]->members) claimed += members_[i]->claim(Member::running) ? 1 : 0;
+    if (claimed == 0) return;  // every member was cancelled while queued, and answered already
+    hold();  // a member answered inside the call must not finish the job under our feet
     try {
       run_group(g, ws);
     } catch (...) {
       for (const std::size_t i : groups_[g]->members) {  // those claimed and not yet answered
-        Member& m = *members_[i];
-        if (m.claim(Member::running) || m.phase.load(std::memory_order_relaxed) == Member::running) {
+        if (members_[i]->phase.load(std::memory_order_relaxed) == Member::running) {
           guarded(i, [] { throw std::bad_alloc(); });
         }
       }
@@ -313,12 +320,13 @@ class Job {
     release();
   }
 
+  // Calls group `g`'s batch handler for its claimed members (those whose phase is `running`).
   void run_group(std::size_t g, Workspace& ws) {
     Group& group = *groups_[g];
     group.calls.clear();
     for (const std::size_t i : group.members) {
       Member& m = *members_[i];
-      if (!m.claim(Member::running)) continue;  // cancelled while queued, and answered already
+      if (m.phase.load(std::memory_order_relaxed) != Member::running) continue;  // answered already
       if (m.stop.stop_requested()) {  // cancelled just as it started: answered without running
         if (!m.request.id.is_notification()) {
           write_error(m.text, ws.writer, m.request.id, ErrorCode::request_cancelled);

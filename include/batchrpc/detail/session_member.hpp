@@ -43,11 +43,6 @@ class Member final : public Deferred {
   InFlight::node_type node;  // its entry in the in-flight table while not enrolled, kept for reuse
   std::size_t group = none;  // its group in the job (batch-aware dispatch), or none
 
-  // While a Responder answers for it: that Responder's state, and the member's place in the
-  // session's list of requests waiting on one. Both guarded by the session's mutex.
-  std::weak_ptr<ResponderState> responder;
-  std::size_t awaiting = none;
-
   // The handler returning and its Responder answering can happen in either order, on two
   // threads; the second of the two writes the response (the first may still be writing).
   std::atomic<int> arrivals{0};

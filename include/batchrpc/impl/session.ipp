@@ -136,8 +136,8 @@ BATCHRPC_DECL void SessionCore::close() {
       if (active_jobs_ == 0) return;
       seen = attached_;
       waiting.reserve(awaiting_.size());
-      for (Member* m : awaiting_) {
-        if (auto state = m->responder.lock()) waiting.push_back(std::move(state));
+      for (Deferred* slot : awaiting_) {
+        if (auto state = slot->responder.lock()) waiting.push_back(std::move(state));
       }
     }
     for (const std::shared_ptr<ResponderState>& state : waiting) {

@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
@@ -22,6 +23,7 @@
 #include "../detail/message_parser.hpp"
 #include "../detail/reply.hpp"
 #include "../detail/request.hpp"
+#include "../detail/session_core.hpp"
 #include "../detail/utf8.hpp"
 #include "../error.hpp"
 #include "../json_traits.hpp"
@@ -249,20 +251,30 @@ inline std::optional<Error> refuse(const Tool* tool, std::string_view name, std:
 
 // ---- Running one method as a tool -------------------------------------------------------------
 
-// The slot a Responder answers into while the tool call waits for it.
+// The slot a Responder answers into while the tool call waits for it. In a session, the session
+// knows the slot as it knows a request's own (see SessionCore::await): a session that ends
+// answers it -32800, so tools/call never waits on a Responder longer than its session lives.
 class ToolDeferred final : public Deferred {
  public:
+  explicit ToolDeferred(Session* session) noexcept
+      : session_(session != nullptr ? &SessionAccess::core(*session) : nullptr) {}
+
   void wait() {
     std::unique_lock lock(mutex_);
     answered_.wait(lock, [this] { return done_; });
   }
 
  private:
+  void attach(const std::shared_ptr<ResponderState>& state) override {
+    if (session_ != nullptr) session_->await(*this, state);
+  }
   void on_complete() override {
+    if (session_ != nullptr) session_->unawait(*this);  // before the waiter may destroy us
     std::lock_guard lock(mutex_);
     done_ = true;
     answered_.notify_all();  // under the lock: the waiter may destroy us once it is released
   }
+  SessionCore* session_;
   std::mutex mutex_;
   std::condition_variable answered_;
   bool done_ = false;
@@ -279,7 +291,7 @@ inline bool call_tool_method(const Router& router, const Method& method, std::st
   request.method = name;
   request.params = arguments;
   const std::size_t limit = router.limits().max_response_bytes;
-  ToolDeferred later;
+  ToolDeferred later(ctx.session());
   later.reset(ctx.stop_token(), limit);
   Context inner(name, ctx.id(), ctx.stop_token(), {&router, ctx.session(), &later});
   reply.clear();
