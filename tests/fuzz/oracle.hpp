@@ -4,6 +4,7 @@
 // against the rules of design.md, so a target finds wrong answers, not only crashes.
 #pragma once
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -193,6 +194,7 @@ class TreeBuilder {
   }
   bool Key(const char* s, rapidjson::SizeType n, bool) {
     if (!valid_utf8(std::string_view(s, n)) && !note_past_cap(0)) return bad_string_ = true, false;
+    ++items_;
     if (depth_ - 1 <= keep_) stack_.back().key.assign(s, n);
     return true;
   }
@@ -202,6 +204,8 @@ class TreeBuilder {
   bool EndArray(rapidjson::SizeType) { return close(); }
 
   Node root;
+  // Values and member names read, at every depth.
+  [[nodiscard]] std::size_t items() const { return items_; }
   [[nodiscard]] bool too_deep() const { return too_deep_; }
   // Stopped at a number beyond the range of double.
   [[nodiscard]] bool number_stopped() const { return number_stopped_; }
@@ -227,6 +231,7 @@ class TreeBuilder {
     return past;
   }
   void begin_value() {
+    ++items_;
     if (depth_ >= 1 && depth_ - 1 <= keep_) ++stack_.back().node.size;
     if (depth_ == 1 && !stack_.empty() && stack_.front().node.is(Node::Kind::array)) {
       ++top_level_array_members_;
@@ -282,6 +287,7 @@ class TreeBuilder {
   std::size_t max_batch_;
   std::size_t depth_ = 0;
   std::size_t top_level_array_members_ = 0;
+  std::size_t items_ = 0;
   bool too_deep_ = false;
   bool number_stopped_ = false;
   bool bad_string_ = false;
@@ -295,6 +301,7 @@ struct Parsed {
   Status status = Status::ok;
   Node root;
   bool problem_past_cap = false;  // see TreeBuilder::problem_past_cap
+  std::size_t items = 0;          // see TreeBuilder::items
   [[nodiscard]] bool ok() const { return status == Status::ok; }
 };
 
@@ -326,6 +333,7 @@ inline Parsed parse(std::string_view text, std::size_t keep, std::size_t max_dep
     out.status = Parsed::Status::syntax;
   }
   out.problem_past_cap = builder.problem_past_cap();
+  out.items = builder.items();
   out.root = std::move(builder.root);
   return out;
 }
@@ -336,7 +344,7 @@ inline Parsed parse(std::string_view text, std::size_t keep, std::size_t max_dep
 inline bool documented_code(long long code) {
   switch (code) {
     case -32700: case -32600: case -32601: case -32602: case -32603:
-    case -32001: case -32002: case -32003: case -32800:
+    case -32001: case -32002: case -32003: case -32004: case -32800:
       return true;
     default:
       return false;
@@ -432,7 +440,26 @@ struct Limits {
   std::size_t max_message_bytes = std::size_t{16} << 20;
   std::size_t max_depth = 128;
   std::size_t max_response_bytes = std::size_t{64} << 20;
+  std::size_t max_parse_ratio = 8;  // parse memory per message byte, at least 64 KiB a message
 };
+
+// A message refused for what parsing it would cost (design: Limits::max_parse_ratio). The
+// oracle does not model the library's memory layout; it checks the budget is the documented one
+// and that the message could cost that much: a parsed value or member name takes at most 16
+// bytes in the pool and 16 on the parse stack, which may grow half as much again (40 in all).
+inline bool parse_budget_refusal(const Report& r, const Response& resp, const Limits& limits, std::size_t items) {
+  const Node* reason = resp.data != nullptr && resp.data->is(Node::Kind::object) ? resp.data->find("reason") : nullptr;
+  if (resp.code != -32001 || reason == nullptr || reason->text != "its parsed form exceeds the parse budget") {
+    return false;
+  }
+  const std::size_t floor = std::size_t{64} << 10;
+  const std::size_t budget = std::max(floor, limits.max_parse_ratio * r.input.size());
+  const Node* given = resp.data->find("budget");
+  r.check(given != nullptr && given->is(Node::Kind::number) && given->text == std::to_string(budget),
+          "a parse budget refusal's data.budget is not max(64 KiB, ratio x size)");
+  r.check(40 * items >= budget, "refused for its parse cost, but it cannot cost that much");
+  return true;
+}
 
 // Checks an error that answers a message as a whole: a single object, id null, this code.
 inline Response check_whole_error(const Report& r, const Parsed& reply, long long code) {
@@ -509,6 +536,10 @@ inline void check_message(const Report& r, const Limits& limits, std::optional<s
     const Node* error = out.root.find("error");
     const Node* code = error != nullptr && error->is(Node::Kind::object) ? error->find("code") : nullptr;
     const Node* id = out.root.find("id");
+    if (code != nullptr && id != nullptr && id->is(Node::Kind::null) && code->text == "-32001" &&
+        parse_budget_refusal(r, check_whole_error(r, out, -32001), limits, in.items)) {
+      return;  // within the message limit, but too costly to parse
+    }
     if (code != nullptr && id != nullptr && id->is(Node::Kind::null) &&
         (code->text == "-32700" || code->text == "-32001" || code->text == "-32002" || code->text == "-32603")) {
       const std::string what = "a valid message within the limits was refused as a whole (error " + code->text + ", id null)";
