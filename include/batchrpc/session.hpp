@@ -53,8 +53,8 @@ using Completion = std::function<void(std::optional<std::string_view> reply)>;
  *
  * Lifetime: the router and the executor must outlive the session (a session whose executor has
  * been destroyed answers `-32004` instead of using it). Destruction cancels what is in flight,
- * answers `-32800` for requests still waiting on a `Responder` (their Responders then refuse
- * their answers quietly), waits for the handlers still running, and returns once every message
+ * answers `-32800` for requests still waiting on a `Responder`, a tool's inside `tools/call`
+ * included (their Responders then refuse their answers quietly), waits for the handlers still running, and returns once every message
  * handed in has had its completion. It must not run on one of the session's own handlers, nor
  * while another thread is inside `handle` (checked in debug builds where it can be).
  *

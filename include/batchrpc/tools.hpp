@@ -86,7 +86,9 @@ struct ToolsOptions {
  * session's executor, so a busy pool cannot deadlock a batch), sees the `tools/call` request's
  * id and cancellation through its `rpc::Context`, and is not itself enrolled for
  * cancellation under any id. A method that answers through an `rpc::Responder` is waited
- * for, as `Router::handle` waits: it must not need this thread to answer.
+ * for, as `Router::handle` waits: it must not need this thread to answer. In a session, a
+ * session that ends answers it `-32800` (so `tools/call` is answered `-32800`) and its
+ * Responder then refuses its own answer quietly, as for a request's own Responder.
  *
  * The batch tool (`add_batch_tool`), per seed 004: `arguments` =
  * `{"operations": [...] | "<a JSON array as a string>", "stopOnError"?: false,
