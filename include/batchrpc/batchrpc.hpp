@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /// @file batchrpc.hpp
-/// Everything batchrpc offers, in one include.
+/// Everything batchrpc offers, in one include, but for the HTTP adapter (`<batchrpc/http.hpp>`,
+/// which needs cpp-httplib).
 #pragma once
 
 #include "batch_call.hpp"
@@ -21,5 +22,6 @@
 #include "result_writer.hpp"
 #include "router.hpp"
 #include "session.hpp"
+#include "stream.hpp"
 #include "tools.hpp"
 #include "version.hpp"

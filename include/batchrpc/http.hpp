@@ -37,6 +37,7 @@
 #include <httplib.h>
 
 #include "config.hpp"
+#include "detail/session_await.hpp"
 #include "router.hpp"
 #include "session.hpp"
 
@@ -175,9 +176,11 @@ class SessionRegistry {
   }
 
   // For the server's destruction: no session is handed out any more, and the requests being
-  // handled are cancelled (their clients are answered -32800) until none is left. A request
-  // that took its session just before may not have reached the session's table of requests
-  // when it is cancelled, so the cancel is repeated while any is still being handled.
+  // handled are cancelled (their clients are answered -32800) until none is left, those waiting
+  // on a Responder included (answered by their session, as ~Session would: the server cannot
+  // destroy a session while a request of it is being handled). A request that took its session
+  // just before may not have reached the session's table of requests when it is cancelled, so
+  // the cancel is repeated while any is still being handled.
   void close() {
     for (;;) {
       std::vector<std::shared_ptr<SessionEntry>> busy;  // released outside the lock
@@ -187,7 +190,10 @@ class SessionRegistry {
         if (busy_.empty()) return;
         for (const auto& [entry, held] : busy_) busy.push_back(held);
       }
-      for (const auto& entry : busy) entry->session.cancel_all();
+      for (const auto& entry : busy) {
+        entry->session.cancel_all();
+        rpc::detail::answer_waiting_in(entry->session);
+      }
       std::unique_lock lock(mutex_);
       idle_.wait_for(lock, std::chrono::milliseconds(10), [this] { return busy_.empty(); });
     }

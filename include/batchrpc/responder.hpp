@@ -25,7 +25,9 @@ struct ResponderAccess;
  * `resolve`, `resolve_with` or `reject` once, from any thread. The reply to the message (a
  * whole batch included) waits for it. Copies share one answer, so a Responder can ride in a
  * `std::function`; when the last copy goes without an answer, the request is answered
- * `-32603`, so every request still gets exactly one reply.
+ * `-32603`, so every request still gets exactly one reply. A handler that throws after taking
+ * its Responder is answered by its exception (as any handler is) only when no copy outlives
+ * the call; once a copy is kept, that copy answers and the exception is not sent.
  *
  * @code
  * router.add("slow_add", [&pool](int a, int b, rpc::Responder done) {
@@ -34,7 +36,8 @@ struct ResponderAccess;
  * @endcode
  *
  * Thread-safety: any copy may answer from any thread; the first answer wins and a second one
- * throws `std::logic_error`.
+ * throws `std::logic_error` (a registry that may race a stop callback answering should catch
+ * it, or answer only from one place: `pending()` false does not say who answered).
  *
  * Lifetime: a Responder owns everything it reads, so a copy may be kept (in a registry of
  * pending work, say) for as long as you like, even after its request was answered and its

@@ -52,11 +52,15 @@ using Completion = std::function<void(std::optional<std::string_view> reply)>;
  * member: the caller of `handle`, an executor thread, or a thread that answers a `Responder`.
  *
  * Lifetime: the router and the executor must outlive the session (a session whose executor has
- * been destroyed answers `-32004` instead of using it). Destruction cancels what is in flight,
+ * been destroyed answers `-32004` instead of using it). Destruction cancels what is in flight
+ * (requests not started yet are answered `-32800`, notifications not started yet are dropped),
  * answers `-32800` for requests still waiting on a `Responder`, a tool's inside `tools/call`
- * included (their Responders then refuse their answers quietly), waits for the handlers still running, and returns once every message
- * handed in has had its completion. It must not run on one of the session's own handlers, nor
- * while another thread is inside `handle` (checked in debug builds where it can be).
+ * included (their Responders then refuse their answers quietly), waits for the handlers still
+ * running, and returns once every message handed in has had its completion. It does not wait
+ * for the executor to run or destroy tasks whose work is answered already (an event loop may
+ * destroy its session between two turns): such a task does nothing when it comes round. It
+ * must not run on one of the session's own handlers or completions, nor while another thread
+ * is inside `handle` (checked in debug builds where it can be).
  *
  * @code
  * rpc::ThreadPool pool{4};
@@ -77,7 +81,8 @@ class Session {
    * exactly once, when the last member has completed, with the whole reply in request order.
    * With no executor and no `rpc::Responder` handlers, `done` is called before this returns.
    * Never throws into the caller for bad input; a message past `Limits::max_inflight_bytes`
-   * is answered `-32004` unparsed.
+   * is answered `-32004` unparsed. An exception thrown by `done` is swallowed (it may run on
+   * an executor or Responder thread with nobody to tell): handle your own failures inside it.
    */
   BATCHRPC_DECL void handle(std::string_view message, Completion done);
 
@@ -116,9 +121,11 @@ class Session {
    * @returns true when at least one request was cancelled.
    */
   BATCHRPC_DECL bool cancel(const Value& id);
-  /// Waits until every message handed in so far has been answered (a transport at end of
-  /// input finishes what is in flight this way), however long its handlers and Responders
-  /// take. Do not call it from a handler.
+  /// Waits until every message handed in so far has been answered and its completion has
+  /// returned (a transport at end of input finishes what is in flight this way), however long
+  /// its handlers and Responders take. Work still queued runs first, so do not call it from a
+  /// handler, nor on the only thread that runs the executor's tasks, unless the work left is
+  /// cancelled requests (answered at once, without waiting for their tasks).
   BATCHRPC_DECL void drain();
   /// Cancels every request in flight (as `cancel` does); returns how many.
   BATCHRPC_DECL std::size_t cancel_all();

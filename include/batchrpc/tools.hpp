@@ -125,7 +125,9 @@ struct ToolsOptions {
  * - Cancelling the `tools/call` request stops the batch between operations (a running one
  *   sees the cancellation through its context). If that left the batch unfinished, the reply
  *   is `-32800 Request cancelled` with the report above as `data`, so the client learns what
- *   completed; a cancellation after the last operation changes nothing.
+ *   completed (an operation that the cancellation stopped counts in `failedCount`, with error
+ *   `-32800`; those never started are `notRun`); a cancellation after the last operation
+ *   changes nothing.
  * - `"responseDetail": "full"` adds `responseDiagnostics`: `settings` (the values in effect),
  *   `reservedNoticeChars`, `stopReason` (`"none"`, `"stopOnError"`, `"cancelled"`) and one
  *   entry per operation: `operationIndex`, `tool`, `executionStatus` (`"completed"`,

@@ -21,6 +21,7 @@
 #include <functional>
 #include <latch>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <stdexcept>
@@ -33,6 +34,7 @@
 
 #include "common/cancellable_sleep.hpp"
 #include "support/printing.hpp"
+#include "support/watchdog.hpp"
 
 namespace {
 
@@ -373,6 +375,37 @@ TEST_SUITE("http") {
     REQUIRE(slow);
     CHECK(slow->status == 200);
     CHECK(slow->body == R"({"jsonrpc":"2.0","id":7,"error":{"code":-32800,"message":"Request cancelled"}})");
+  }
+
+  TEST_CASE("http: destroying the server answers -32800 for a request waiting on a Responder that ignores its stop token") {
+    Methods methods;
+    std::mutex mutex;
+    std::vector<rpc::Responder> registry;  // only the registry would answer, and it never does
+    methods.router.add("hold", [&](rpc::Responder done) {
+      std::lock_guard lock(mutex);
+      registry.push_back(std::move(done));
+    });
+    std::optional<Reply> held;
+    std::jthread client;
+    std::optional<rpc::http::Server> server;
+    server.emplace(methods.router, rpc::http::ServerOptions{.port = 0});
+    const int port = server->start();
+    REQUIRE(port > 0);
+    client = std::jthread([&held, port] {
+      httplib::Client c = client_for(port);
+      held = try_post(c, R"({"jsonrpc":"2.0","method":"hold","id":7})");
+    });
+    REQUIRE(wait_until([&] {
+      std::lock_guard lock(mutex);
+      return registry.size() == 1;
+    }));
+    watchdog::must_finish("~Server with a request waiting on a Responder", [&] { server.reset(); });
+    client.join();
+    REQUIRE(held);
+    CHECK(held->status == 200);
+    CHECK(held->body == R"({"jsonrpc":"2.0","id":7,"error":{"code":-32800,"message":"Request cancelled"}})");
+    std::lock_guard lock(mutex);
+    CHECK_FALSE(registry.front().resolve(1));  // answered by the server's end: refused quietly
   }
 
   TEST_CASE("http: options a careless caller may give") {

@@ -16,6 +16,7 @@
 #include "support/watchdog.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <functional>
 #include <latch>
 #include <memory>
@@ -226,6 +227,53 @@ TEST_SUITE("session lifetime") {
     CHECK(replies.all() == std::vector<std::optional<std::string>>{"[" + result("1", "3") + "," + result("2", "7") + "]"});
   }
 
+  TEST_CASE("~Session does not wait for the executor to come round to work it has answered (an event loop)") {
+    // An event loop destroys a session between two turns, its tasks still queued: requests not
+    // started are answered -32800 and notifications dropped at once; the tasks, run or
+    // destroyed later, find nothing to do (AddressSanitizer sees them touch nothing).
+    Parking f;
+    std::atomic<int> notified{0};
+    f.router.add("note", [&notified](int) { ++notified; });
+    for (const bool run_later : {true, false}) {
+      CAPTURE(run_later);
+      Delaying loop;
+      Replies replies;
+      watchdog::must_finish("~Session with its tasks still queued", [&] {
+        rpc::Session session(f.router, {.executor = &loop});
+        session.handle("[" + request("add", "1", "[1,2]") + "," + request("note", "", "[1]") + "]", replies.callback());
+        session.handle(request("note", "", "[2]"), replies.callback());
+        session.handle(request("add", "2", "[3,4]"), replies.callback());
+        CHECK(loop.tasks.size() == 4);
+      });
+      auto got = replies.all();  // in no particular order
+      std::sort(got.begin(), got.end());
+      CHECK(got == std::vector<std::optional<std::string>>{std::nullopt, "[" + cancelled("1") + "]", cancelled("2")});
+      if (run_later) {
+        loop.run_all();
+      } else {
+        loop.tasks.clear();  // destroyed unrun
+      }
+      CHECK(replies.all().size() == 3);
+      CHECK(notified == 0);
+    }
+  }
+
+  TEST_CASE("drain() returns once every message is answered, without waiting for tasks that have nothing left to do") {
+    Parking f;
+    Delaying loop;
+    Replies replies;
+    rpc::Session session(f.router, {.executor = &loop});
+    session.handle(request("add", "1", "[1,2]"), replies.callback());
+    CHECK(session.cancel_all() == 1);
+    watchdog::must_finish("drain() with a cancelled request's task still queued", [&] { session.drain(); });
+    CHECK(replies.all() == std::vector<std::optional<std::string>>{cancelled("1")});
+    loop.run_all();  // the task comes round and finds nothing to do; the session goes on
+    session.handle(request("add", "2", "[3,4]"), replies.callback());
+    loop.run_all();
+    CHECK(replies.all() == std::vector<std::optional<std::string>>{cancelled("1"), result("2", "7")});
+    CHECK(session.in_flight() == 0);
+  }
+
   TEST_CASE("a ThreadPool destroyed before its session: messages are answered -32004, no use-after-free") {
     Parking f;
     auto pool = std::make_unique<rpc::ThreadPool>(1);
@@ -317,6 +365,14 @@ TEST_SUITE("session lifetime") {
             (void)session->handle(request("close", "1"));
           }),
           "a session was destroyed from one of its own handlers");
+    check(death::in_child([] {
+            rpc::Router router;
+            std::optional<rpc::Session> session;
+            router.add("one", [] { return 1; });
+            session.emplace(router);
+            session->handle(request("one", "1"), [&session](std::optional<std::string_view>) { session.reset(); });
+          }),
+          "a session was destroyed from one of its own handlers or completions");
     check(death::in_child([] {
             rpc::Router router;
             rpc::ThreadPool pool(1);

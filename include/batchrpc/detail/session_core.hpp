@@ -30,14 +30,15 @@
 #include "../session.hpp"
 #include "checks.hpp"
 #include "session_member.hpp"
+#include "task_gate.hpp"
 
 namespace rpc::inline BATCHRPC_ABI::detail {
 
 class Job;
 class SessionCore;
 
-// The session whose handler is running on this thread, if any: a session destroyed from its
-// own handler would wait for itself (checked in debug builds).
+// The session whose handler or completion is running on this thread, if any: a session
+// destroyed from its own handler or completion would wait for itself (checked in debug builds).
 inline thread_local const SessionCore* running_handler_of = nullptr;
 class HandlerScope {
  public:
@@ -74,8 +75,14 @@ class SessionCore {
     return executor_alive != nullptr && !executor_alive->load(std::memory_order_acquire);
   }
 
+  // A job for the next message. Jobs are the session's until it ends; a job is active from
+  // here until its reply is sent and its executor tasks are done with it (recycle).
   BATCHRPC_DECL Job& acquire_job();
+  // `job` sent its reply; it is recycled at once unless executor tasks still hold it.
+  BATCHRPC_DECL void reply_sent(Job& job) noexcept;
+  // The last executor task holding `job` is done with it, after its reply was sent.
   BATCHRPC_DECL void recycle(Job& job) noexcept;
+  // Until every message handed in so far has sent its reply.
   BATCHRPC_DECL void wait_idle();
 
   // Requests with an id are enrolled from before they start until they complete.
@@ -158,8 +165,13 @@ class SessionCore {
     slot.responder.reset();
   }
 
-  // The session's end: cancels everything, answers -32800 for the requests still waiting on a
-  // Responder (which then refuses its own answer), and waits for the handlers still running.
+  // Answers -32800 for the requests still waiting on a Responder (which then refuses its own
+  // answer); returns how many.
+  BATCHRPC_DECL std::size_t answer_waiting();
+
+  // The session's end: cancels everything (members not started are answered -32800, or
+  // dropped if they are notifications), answers -32800 for the requests still waiting on a
+  // Responder, waits for the handlers still running, and shuts the task gate.
   BATCHRPC_DECL void close();
 
   Session& owner;
@@ -167,14 +179,19 @@ class SessionCore {
   Executor* executor;
   std::shared_ptr<const std::atomic<bool>> executor_alive;  // null without an executor
   std::vector<std::string> capabilities;
+  const std::shared_ptr<TaskGate> gate = std::make_shared<TaskGate>();  // shared with executor tasks
 
  private:
   BATCHRPC_DECL static void answer_cancelled(Member& m);
+  BATCHRPC_DECL void drop_unstarted();
+  bool replies_sent_locked() const { return active_jobs_ == lingering_jobs_; }
 
   mutable std::mutex mutex_;
   std::condition_variable idle_;
+  std::vector<std::unique_ptr<Job>> jobs_;  // every job made, until the session ends
+  std::vector<Job*> spare_;                 // the idle ones (room for all jobs_ is reserved)
   std::size_t active_jobs_ = 0;
-  std::vector<std::unique_ptr<Job>> spare_;
+  std::size_t lingering_jobs_ = 0;  // active, reply sent, waiting for executor tasks to let go
   InFlight in_flight_;
   std::vector<Deferred*> awaiting_;  // slots a Responder answers for, not yet answered
   std::uint64_t attached_ = 0;     // Responders attached so far

@@ -7,7 +7,8 @@
 // it reaches zero the reply is assembled and sent. `refs_` counts executor tasks not yet done
 // with the job, plus one until the reply is sent; when it reaches zero the job is recycled. A
 // member cancelled while queued is answered at once, so the reply never waits for a task to
-// come round; the job itself does.
+// come round; the job itself does, but the session's end does not (see TaskGate): once every
+// reply is sent, a task still to come has nothing to do.
 #pragma once
 
 #include <atomic>
@@ -63,10 +64,12 @@ class Job;
 // A member, or a group of members, handed to the executor. Whatever the executor does with the
 // task (runs it, throws from execute(), or destroys it without running it) the work is answered
 // exactly once and the job released exactly once: run() by the first copy that is called, or
-// the destructor, when the last copy goes unrun.
+// the destructor, when the last copy goes unrun. Either touches the job only through the
+// session's gate: after the session has ended, the task does nothing.
 class Handoff {
  public:
-  Handoff(Job& job, std::size_t what, bool group) noexcept : job_(job), what_(what), group_(group) {}
+  Handoff(Job& job, std::shared_ptr<TaskGate> gate, std::size_t what, bool group) noexcept
+      : job_(job), gate_(std::move(gate)), what_(what), group_(group) {}
   Handoff(const Handoff&) = delete;
   Handoff& operator=(const Handoff&) = delete;
   ~Handoff();
@@ -75,7 +78,8 @@ class Handoff {
   const char* why_not_run = "the executor dropped the task";
 
  private:
-  Job& job_;
+  Job& job_;  // valid while the gate lets us in
+  std::shared_ptr<TaskGate> gate_;
   std::size_t what_;  // a member's index, or a group's
   bool group_;
   std::atomic<bool> ran_{false};
@@ -218,7 +222,7 @@ class Job {
     std::shared_ptr<Handoff> task;
     refs_.fetch_add(1, std::memory_order_relaxed);  // the task's; dropped by Handoff
     try {
-      task = std::make_shared<Handoff>(*this, i, group);
+      task = std::make_shared<Handoff>(*this, core_.gate, i, group);
     } catch (...) {  // no memory for the task: run it here instead
       refs_.fetch_sub(1, std::memory_order_relaxed);
       return group ? guarded_group(i, ws) : guarded(i, [&] { run(i, ws); });
@@ -482,6 +486,7 @@ class Job {
     admitted_ = 0;
     Completion done = std::move(done_);
     try {
+      const HandlerScope running(core_);  // the session must not be destroyed from its completion
       if (reply_.empty()) {
         done(std::nullopt);
       } else {
@@ -490,7 +495,7 @@ class Job {
     } catch (...) {  // the transport's callback failing must not stop the session
     }
     if (reply_.capacity() > kRetainedBytes) reply_.release();
-    unref();
+    core_.reply_sent(*this);
   }
 
   // What a job keeps between messages is bounded: an idle session costs little, whatever it
@@ -557,17 +562,21 @@ class Job {
   ReplyBudget budget_;
   std::atomic<std::size_t> outstanding_{0};  // members not done, plus holds: the reply waits
   std::atomic<std::size_t> refs_{0};         // tasks not done with the job, plus one until the reply is sent
+  bool lingering_ = false;  // reply sent, tasks still hold it (guarded by the session's mutex)
   Completion done_;
 };
 
 inline Handoff::~Handoff() {
   if (ran_.exchange(true, std::memory_order_acq_rel)) return;
+  if (!gate_->enter()) return;  // the session has ended: its work was answered without us
   job_.not_run(what_, group_, why_not_run);
   job_.unref();
+  gate_->leave();
 }
 
 inline void Handoff::run() {
   if (ran_.exchange(true, std::memory_order_acq_rel)) return;  // another copy ran, or is running
+  if (!gate_->enter()) return;  // the session has ended: its work was answered without us
   {
     WorkspaceLease ws;
     if (group_) {
@@ -577,6 +586,7 @@ inline void Handoff::run() {
     }
   }
   job_.unref();
+  gate_->leave();
 }
 
 }  // namespace rpc::detail

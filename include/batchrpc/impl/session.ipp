@@ -18,6 +18,7 @@
 #include "../config.hpp"
 #include "../detail/json_number.hpp"
 #include "../detail/number_text.hpp"
+#include "../detail/session_await.hpp"
 #include "../detail/session_core.hpp"
 #include "../detail/session_job.hpp"
 #include "../detail/session_member.hpp"
@@ -88,35 +89,99 @@ BATCHRPC_DECL void Member::attach(const std::shared_ptr<ResponderState>& state) 
   job->core().await(*this, state);
 }
 
+BATCHRPC_DECL void await_in(Session& session, Deferred& slot, const std::shared_ptr<ResponderState>& state) {
+  SessionAccess::core(session).await(slot, state);
+}
+
+BATCHRPC_DECL void unawait_in(Session& session, Deferred& slot) noexcept {
+  SessionAccess::core(session).unawait(slot);
+}
+
+BATCHRPC_DECL std::size_t answer_waiting_in(Session& session) {
+  return SessionAccess::core(session).answer_waiting();
+}
+
 BATCHRPC_DECL void SessionCore::answer_cancelled(Member& m) { m.job->cancelled_before_start(m.index); }
 
 BATCHRPC_DECL Job& SessionCore::acquire_job() {
   std::lock_guard lock(mutex_);
   if (spare_.empty()) {
-    auto job = std::make_unique<Job>(*this);
+    spare_.reserve(jobs_.size() + 1);  // recycling then never needs memory
+    jobs_.push_back(std::make_unique<Job>(*this));
     ++active_jobs_;
-    return *job.release();  // owned by spare_ once recycled
+    return *jobs_.back();
   }
-  Job* job = spare_.back().release();
+  Job* job = spare_.back();
   spare_.pop_back();
   ++active_jobs_;
   return *job;
 }
 
-BATCHRPC_DECL void SessionCore::recycle(Job& job) noexcept {
-  std::unique_ptr<Job> owned(&job);
+BATCHRPC_DECL void SessionCore::reply_sent(Job& job) noexcept {
   std::lock_guard lock(mutex_);
-  try {
-    spare_.push_back(std::move(owned));
-  } catch (...) {  // no room to keep it: it is simply destroyed (after the lock, by `owned`)
+  // Under the lock: a task that lets go of the job meanwhile (recycle) sees it lingering.
+  if (job.refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    spare_.push_back(&job);
+    --active_jobs_;
+  } else {
+    job.lingering_ = true;
+    ++lingering_jobs_;
   }
+  idle_.notify_all();
+}
+
+BATCHRPC_DECL void SessionCore::recycle(Job& job) noexcept {
+  std::lock_guard lock(mutex_);
+  spare_.push_back(&job);
   --active_jobs_;
+  if (job.lingering_) {
+    job.lingering_ = false;
+    --lingering_jobs_;
+  }
   idle_.notify_all();
 }
 
 BATCHRPC_DECL void SessionCore::wait_idle() {
   std::unique_lock lock(mutex_);
-  idle_.wait(lock, [this] { return active_jobs_ == 0; });
+  idle_.wait(lock, [this] { return replies_sent_locked(); });
+}
+
+BATCHRPC_DECL std::size_t SessionCore::answer_waiting() {
+  std::vector<std::shared_ptr<ResponderState>> waiting;
+  {
+    std::lock_guard lock(mutex_);
+    waiting.reserve(awaiting_.size());
+    for (Deferred* slot : awaiting_) {
+      if (auto state = slot->responder.lock()) waiting.push_back(std::move(state));
+    }
+  }
+  std::size_t n = 0;
+  for (const std::shared_ptr<ResponderState>& state : waiting) {
+    if (!state->withdraw()) continue;  // it answered first
+    Deferred& slot = state->slot();
+    slot.error.emplace(cancelled());
+    slot.complete();
+    ++n;
+  }
+  return n;
+}
+
+// Members still queued in an active job (notifications, and requests that could not be
+// enrolled, which cancel() does not reach) are answered now, so that the session's end never
+// waits for an executor to come round: requests -32800, notifications dropped. Nothing else
+// touches a job's list of members now (the session is not handling a message any more).
+BATCHRPC_DECL void SessionCore::drop_unstarted() {
+  std::vector<Member*> queued;
+  {
+    std::lock_guard lock(mutex_);
+    for (const std::unique_ptr<Job>& job : jobs_) {
+      if (std::find(spare_.begin(), spare_.end(), job.get()) != spare_.end()) continue;
+      for (std::size_t i = 0; i < job->count_; ++i) {
+        if (job->members_[i]->claim(Member::cancelled)) queued.push_back(job->members_[i].get());
+      }
+    }
+  }
+  for (Member* m : queued) answer_cancelled(*m);
 }
 
 BATCHRPC_DECL void SessionCore::close() {
@@ -125,28 +190,22 @@ BATCHRPC_DECL void SessionCore::close() {
     closing_ = true;
   }
   cancel(nullptr);
+  drop_unstarted();
   // Requests waiting on a Responder are answered here, unless it answers first; those attached
   // while we wait (a handler still running takes one) are answered on the next round.
   std::uint64_t seen = 0;
   for (;;) {
-    std::vector<std::shared_ptr<ResponderState>> waiting;
     {
       std::unique_lock lock(mutex_);
-      idle_.wait(lock, [&] { return active_jobs_ == 0 || attached_ != seen; });
-      if (active_jobs_ == 0) return;
+      idle_.wait(lock, [&] { return replies_sent_locked() || attached_ != seen; });
+      if (replies_sent_locked()) break;
       seen = attached_;
-      waiting.reserve(awaiting_.size());
-      for (Deferred* slot : awaiting_) {
-        if (auto state = slot->responder.lock()) waiting.push_back(std::move(state));
-      }
     }
-    for (const std::shared_ptr<ResponderState>& state : waiting) {
-      if (!state->withdraw()) continue;  // it answered first
-      Deferred& slot = state->slot();
-      slot.error.emplace(cancelled());
-      slot.complete();
-    }
+    answer_waiting();
   }
+  // Every reply is sent: executor tasks still to come have nothing to do, and must not touch
+  // the session once it is gone.
+  gate->shut();
 }
 
 }  // namespace rpc::detail
@@ -158,8 +217,8 @@ BATCHRPC_DECL Session::Session(const Router& router, SessionOptions options)
 
 BATCHRPC_DECL Session::~Session() {
   BATCHRPC_CHECK(detail::running_handler_of != core_.get(),
-                 "a session was destroyed from one of its own handlers: it would wait for that "
-                 "handler, that is for itself");
+                 "a session was destroyed from one of its own handlers or completions: it would "
+                 "wait for that handler or completion, that is for itself");
   core_->close();
 }
 

@@ -23,7 +23,7 @@
 #include "../detail/message_parser.hpp"
 #include "../detail/reply.hpp"
 #include "../detail/request.hpp"
-#include "../detail/session_core.hpp"
+#include "../detail/session_await.hpp"
 #include "../detail/utf8.hpp"
 #include "../error.hpp"
 #include "../json_traits.hpp"
@@ -256,8 +256,7 @@ inline std::optional<Error> refuse(const Tool* tool, std::string_view name, std:
 // answers it -32800, so tools/call never waits on a Responder longer than its session lives.
 class ToolDeferred final : public Deferred {
  public:
-  explicit ToolDeferred(Session* session) noexcept
-      : session_(session != nullptr ? &SessionAccess::core(*session) : nullptr) {}
+  explicit ToolDeferred(Session* session) noexcept : session_(session) {}
 
   void wait() {
     std::unique_lock lock(mutex_);
@@ -266,15 +265,15 @@ class ToolDeferred final : public Deferred {
 
  private:
   void attach(const std::shared_ptr<ResponderState>& state) override {
-    if (session_ != nullptr) session_->await(*this, state);
+    if (session_ != nullptr) await_in(*session_, *this, state);
   }
   void on_complete() override {
-    if (session_ != nullptr) session_->unawait(*this);  // before the waiter may destroy us
+    if (session_ != nullptr) unawait_in(*session_, *this);  // before the waiter may destroy us
     std::lock_guard lock(mutex_);
     done_ = true;
     answered_.notify_all();  // under the lock: the waiter may destroy us once it is released
   }
-  SessionCore* session_;
+  Session* session_;
   std::mutex mutex_;
   std::condition_variable answered_;
   bool done_ = false;
