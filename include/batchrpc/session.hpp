@@ -58,8 +58,10 @@ using Completion = std::function<void(std::optional<std::string_view> reply)>;
  * included (their Responders then refuse their answers quietly), waits for the handlers still
  * running, and returns once every message handed in has had its completion. It does not wait
  * for the executor to run or destroy tasks whose work is answered already (an event loop may
- * destroy its session between two turns): such a task does nothing when it comes round. It
- * must not run on one of the session's own handlers or completions, nor while another thread
+ * destroy its session between two turns): such a task does nothing when it comes round.
+ * Messages its handlers and completions hand in meanwhile are treated the same way. It must
+ * not run on one of the session's own handlers or completions, nor by destroying a completion
+ * that owns the session, nor while a thread other than the session's handlers and completions
  * is inside `handle` (checked in debug builds where it can be).
  *
  * @code

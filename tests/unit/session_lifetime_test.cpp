@@ -258,6 +258,26 @@ TEST_SUITE("session lifetime") {
     }
   }
 
+  TEST_CASE("~Session answers a message its completion hands in while it ends, without waiting for the executor") {
+    Parking f;
+    Delaying loop;
+    Replies replies;
+    auto* session = new rpc::Session(f.router, {.executor = &loop});
+    bool handed_in = false;
+    rpc::Completion record = replies.callback();
+    session->handle(request("add", "1", "[1,2]"), [&](std::optional<std::string_view> reply) {
+      record(reply);
+      if (handed_in) return;
+      handed_in = true;  // answered by ~Session's cancel: the next message goes in meanwhile
+      session->handle("[" + request("add", "2", "[3,4]") + "," + request("add", "", "[5,6]") + "]", record);
+    });
+    watchdog::must_finish("~Session with a completion handing in a message", [&] { delete session; });
+    CHECK(handed_in);
+    CHECK(replies.all() == std::vector<std::optional<std::string>>{cancelled("1"), "[" + cancelled("2") + "]"});
+    loop.run_all();  // their tasks come round after the session is gone, and do nothing
+    CHECK(replies.all().size() == 2);
+  }
+
   TEST_CASE("drain() returns once every message is answered, without waiting for tasks that have nothing left to do") {
     Parking f;
     Delaying loop;
@@ -371,6 +391,14 @@ TEST_SUITE("session lifetime") {
             router.add("one", [] { return 1; });
             session.emplace(router);
             session->handle(request("one", "1"), [&session](std::optional<std::string_view>) { session.reset(); });
+          }),
+          "a session was destroyed from one of its own handlers or completions");
+    check(death::in_child([] {
+            rpc::Router router;
+            router.add("one", [] { return 1; });
+            auto session = std::make_shared<rpc::Session>(router);
+            rpc::Session& s = *session;
+            s.handle(request("one", "1"), [owner = std::move(session)](std::optional<std::string_view>) {});
           }),
           "a session was destroyed from one of its own handlers or completions");
     check(death::in_child([] {

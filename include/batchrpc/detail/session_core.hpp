@@ -78,6 +78,8 @@ class SessionCore {
   // A job for the next message. Jobs are the session's until it ends; a job is active from
   // here until its reply is sent and its executor tasks are done with it (recycle).
   BATCHRPC_DECL Job& acquire_job();
+  // `job` has handed out all its members (each is now answered, running, or queued).
+  BATCHRPC_DECL void dispatch_ended(Job& job) noexcept;
   // `job` sent its reply; it is recycled at once unless executor tasks still hold it.
   BATCHRPC_DECL void reply_sent(Job& job) noexcept;
   // The last executor task holding `job` is done with it, after its reply was sent.
@@ -183,7 +185,7 @@ class SessionCore {
 
  private:
   BATCHRPC_DECL static void answer_cancelled(Member& m);
-  BATCHRPC_DECL void drop_unstarted();
+  BATCHRPC_DECL void drop_unstarted() noexcept;
   bool replies_sent_locked() const { return active_jobs_ == lingering_jobs_; }
 
   mutable std::mutex mutex_;
@@ -195,6 +197,7 @@ class SessionCore {
   InFlight in_flight_;
   std::vector<Deferred*> awaiting_;  // slots a Responder answers for, not yet answered
   std::uint64_t attached_ = 0;     // Responders attached so far
+  std::uint64_t dispatched_ = 0;   // messages whose members were all handed out, so far
   bool closing_ = false;
 };
 

@@ -123,6 +123,7 @@ class Job {
     } catch (...) {  // out of memory before any member started: answer the message as a whole
       answer_out_of_memory();
     }
+    core_.dispatch_ended(*this);  // its members may be answered by the session's end from now on
     release();
   }
 
@@ -484,15 +485,19 @@ class Job {
     trim();
     RouterAccess::runtime(core_.router).inflight.release(admitted_);
     admitted_ = 0;
-    Completion done = std::move(done_);
-    try {
-      const HandlerScope running(core_);  // the session must not be destroyed from its completion
-      if (reply_.empty()) {
-        done(std::nullopt);
-      } else {
-        done(reply_.view());
+    {
+      // The session must not be destroyed from its completion, nor by the completion's
+      // destruction (a completion that owns its session): both would wait for themselves.
+      const HandlerScope running(core_);
+      Completion done = std::move(done_);
+      try {
+        if (reply_.empty()) {
+          done(std::nullopt);
+        } else {
+          done(reply_.view());
+        }
+      } catch (...) {  // the transport's callback failing must not stop the session
       }
-    } catch (...) {  // the transport's callback failing must not stop the session
     }
     if (reply_.capacity() > kRetainedBytes) reply_.release();
     core_.reply_sent(*this);
@@ -562,7 +567,10 @@ class Job {
   ReplyBudget budget_;
   std::atomic<std::size_t> outstanding_{0};  // members not done, plus holds: the reply waits
   std::atomic<std::size_t> refs_{0};         // tasks not done with the job, plus one until the reply is sent
-  bool lingering_ = false;  // reply sent, tasks still hold it (guarded by the session's mutex)
+  // Guarded by the session's mutex.
+  bool dispatching_ = false;  // start() has not finished handing its members out
+  bool in_spares_ = true;     // among the session's spare jobs
+  bool lingering_ = false;    // reply sent, tasks still hold it
   Completion done_;
 };
 

@@ -108,13 +108,21 @@ BATCHRPC_DECL Job& SessionCore::acquire_job() {
   if (spare_.empty()) {
     spare_.reserve(jobs_.size() + 1);  // recycling then never needs memory
     jobs_.push_back(std::make_unique<Job>(*this));
-    ++active_jobs_;
-    return *jobs_.back();
+    spare_.push_back(jobs_.back().get());
   }
   Job* job = spare_.back();
   spare_.pop_back();
+  job->in_spares_ = false;
+  job->dispatching_ = true;
   ++active_jobs_;
   return *job;
+}
+
+BATCHRPC_DECL void SessionCore::dispatch_ended(Job& job) noexcept {
+  std::lock_guard lock(mutex_);
+  job.dispatching_ = false;
+  ++dispatched_;
+  if (closing_) idle_.notify_all();  // close() answers its members not started
 }
 
 BATCHRPC_DECL void SessionCore::reply_sent(Job& job) noexcept {
@@ -122,6 +130,7 @@ BATCHRPC_DECL void SessionCore::reply_sent(Job& job) noexcept {
   // Under the lock: a task that lets go of the job meanwhile (recycle) sees it lingering.
   if (job.refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
     spare_.push_back(&job);
+    job.in_spares_ = true;
     --active_jobs_;
   } else {
     job.lingering_ = true;
@@ -133,6 +142,7 @@ BATCHRPC_DECL void SessionCore::reply_sent(Job& job) noexcept {
 BATCHRPC_DECL void SessionCore::recycle(Job& job) noexcept {
   std::lock_guard lock(mutex_);
   spare_.push_back(&job);
+  job.in_spares_ = true;
   --active_jobs_;
   if (job.lingering_) {
     job.lingering_ = false;
@@ -166,16 +176,25 @@ BATCHRPC_DECL std::size_t SessionCore::answer_waiting() {
   return n;
 }
 
-// Members still queued in an active job (notifications, and requests that could not be
-// enrolled, which cancel() does not reach) are answered now, so that the session's end never
-// waits for an executor to come round: requests -32800, notifications dropped. Nothing else
-// touches a job's list of members now (the session is not handling a message any more).
-BATCHRPC_DECL void SessionCore::drop_unstarted() {
+// Members still queued in a job that has handed out all its members (notifications, and
+// requests that could not be enrolled, which cancel() does not reach) are answered now, so that
+// the session's end never waits for an executor to come round: requests -32800, notifications
+// dropped. A job still dispatching (a handler or completion handing in another message) is
+// left to the next round of close(); the mutex orders its dispatch before these reads.
+BATCHRPC_DECL void SessionCore::drop_unstarted() noexcept {
   std::vector<Member*> queued;
   {
     std::lock_guard lock(mutex_);
+    const auto settled = [](const Job& job) { return !job.in_spares_ && !job.dispatching_; };
+    std::size_t members = 0;
+    for (const std::unique_ptr<Job>& job : jobs_) members += settled(*job) ? job->count_ : 0;
+    try {
+      queued.reserve(members);  // nothing below throws once a member is claimed
+    } catch (...) {
+      return;  // no memory: their tasks answer them when the executor comes round
+    }
     for (const std::unique_ptr<Job>& job : jobs_) {
-      if (std::find(spare_.begin(), spare_.end(), job.get()) != spare_.end()) continue;
+      if (!settled(*job)) continue;
       for (std::size_t i = 0; i < job->count_; ++i) {
         if (job->members_[i]->claim(Member::cancelled)) queued.push_back(job->members_[i].get());
       }
@@ -184,25 +203,24 @@ BATCHRPC_DECL void SessionCore::drop_unstarted() {
   for (Member* m : queued) answer_cancelled(*m);
 }
 
+// Each round cancels what is in flight, answers members not started and requests waiting on a
+// Responder, then waits for something new: a reply sent, a Responder attached, or a message
+// handed in meanwhile (from a handler or a completion) done dispatching.
 BATCHRPC_DECL void SessionCore::close() {
-  {
-    std::lock_guard lock(mutex_);
-    closing_ = true;
-  }
-  cancel(nullptr);
-  drop_unstarted();
-  // Requests waiting on a Responder are answered here, unless it answers first; those attached
-  // while we wait (a handler still running takes one) are answered on the next round.
-  std::uint64_t seen = 0;
+  std::unique_lock lock(mutex_);
+  closing_ = true;
   for (;;) {
-    {
-      std::unique_lock lock(mutex_);
-      idle_.wait(lock, [&] { return replies_sent_locked() || attached_ != seen; });
-      if (replies_sent_locked()) break;
-      seen = attached_;
-    }
+    const std::uint64_t attached = attached_;
+    const std::uint64_t dispatched = dispatched_;
+    lock.unlock();
+    cancel(nullptr);
+    drop_unstarted();
     answer_waiting();
+    lock.lock();
+    idle_.wait(lock, [&] { return replies_sent_locked() || attached_ != attached || dispatched_ != dispatched; });
+    if (replies_sent_locked()) break;
   }
+  lock.unlock();
   // Every reply is sent: executor tasks still to come have nothing to do, and must not touch
   // the session once it is gone.
   gate->shut();
