@@ -10,18 +10,10 @@
 #include <string_view>
 
 #include "config.hpp"
+#include "framing.hpp"
 #include "session.hpp"
 
 namespace rpc::inline BATCHRPC_ABI {
-
-/// How messages are delimited on a stream.
-enum class Framing {
-  /// One message per line (`\n`, an optional `\r` before it is dropped); blank lines (spaces,
-  /// tabs and `\r` only) are skipped, unless longer than the message limit.
-  lines,
-  /// `Content-Length: N` header, a blank line, then N bytes, as language servers use.
-  content_length,
-};
 
 /// Settings of `serve_stream`.
 struct StreamOptions {

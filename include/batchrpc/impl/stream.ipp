@@ -23,6 +23,7 @@
 #include <string>
 
 #include "../config.hpp"
+#include "../detail/stream_framer.hpp"
 #include "../stream.hpp"
 
 namespace rpc::inline BATCHRPC_ABI {
@@ -30,25 +31,22 @@ namespace rpc::inline BATCHRPC_ABI {
 namespace detail {
 
 // One stream connection: frames messages in, writes framed replies out.
-class StreamConnection {
+class StreamConnection final : public FrameSink {
  public:
   StreamConnection(Session& session, const StreamWriter& write, StreamOptions options)
-      : session_(session), write_(write), options_(options) {
-    if (options_.max_message_bytes == 0) {
-      options_.max_message_bytes = session.router().limits().max_message_bytes;
-    }
-  }
+      : session_(session),
+        write_(write),
+        framer_(options.framing, options.max_message_bytes != 0 ? options.max_message_bytes
+                                                                : session.router().limits().max_message_bytes) {}
 
   // Feeds bytes as they arrive; false once the connection must end.
   bool feed(const char* data, std::size_t size) {
-    return options_.framing == Framing::lines ? feed_lines(data, size) : feed_frames(data, size);
+    framer_.feed(data, size, *this);  // never paused: every message is handed in
+    return !framer_.failed();
   }
 
   // End of input: a last line without its newline still counts.
-  void finish() {
-    if (options_.framing == Framing::lines && !discarding_ && !pending_.empty()) line(pending_, &pending_);
-    pending_.clear();
-  }
+  void finish() { framer_.finish(*this); }
 
   // True once a write has failed: the peer is gone, nothing more is read or written.
   [[nodiscard]] bool peer_gone() const { return peer_gone_.load(); }
@@ -68,15 +66,7 @@ class StreamConnection {
       if (peer_gone_.load()) return;
       try {
         frame_.clear();
-        if (options_.framing == Framing::content_length) {
-          frame_ += "Content-Length: ";
-          frame_ += std::to_string(reply.size());
-          frame_ += "\r\n\r\n";
-          frame_ += reply;
-        } else {
-          frame_ += reply;
-          frame_ += '\n';
-        }
+        append_frame(frame_, framer_.framing(), reply);
         if (write_(frame_)) return;
       } catch (...) {  // a reply that cannot go out leaves the peer waiting: the connection ends
         write_error_ = std::current_exception();
@@ -89,154 +79,28 @@ class StreamConnection {
   }
 
  private:
-  // `message` is copied by the session; `owned`, a message read into a buffer of ours, is taken
-  // over instead (a large message is not held twice).
-  void deliver(std::string_view message, std::string* owned = nullptr) {
-    if (peer_gone()) return;  // reading has stopped; what was read but not handled is dropped
+  // `message` is copied by the session; `owned`, a message read into a buffer of the
+  // framer's, is taken over instead (a large message is not held twice).
+  bool message(std::string_view message, std::string* owned) override {
+    if (peer_gone()) return true;  // reading has stopped; what was read but not handled is dropped
     auto reply_to = [this](std::optional<std::string_view> reply) {
       if (reply) send(*reply);
     };
     if (owned != nullptr) {
-      owned->resize(message.size());  // the message is a prefix of it (a '\r' may be dropped)
       session_.handle(std::move(*owned), std::move(reply_to));
       owned->clear();
     } else {
       session_.handle(message, std::move(reply_to));
     }
-  }
-
-  void too_large() {
-    send(R"({"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Message too large","data":{"max":)" +
-         std::to_string(options_.max_message_bytes) + "}}}");
-  }
-
-  bool feed_lines(const char* data, std::size_t size) {
-    const char* end = data + size;
-    while (data != end) {
-      const char* newline = std::find(data, end, '\n');
-      if (discarding_) {  // skipping the rest of an over-long line
-        if (newline == end) return true;
-        discarding_ = false;
-        data = newline + 1;
-        continue;
-      }
-      const auto length = static_cast<std::size_t>(newline - data);
-      if (pending_.size() + length > options_.max_message_bytes + 1) {  // +1: a '\r' may follow
-        pending_.clear();
-        too_large();
-        discarding_ = newline == end;
-        data = newline == end ? end : newline + 1;
-        continue;
-      }
-      if (newline == end) {
-        pending_.append(data, length);
-        return true;
-      }
-      if (pending_.empty()) {
-        line(std::string_view(data, length));
-      } else {
-        pending_.append(data, length);
-        line(pending_, &pending_);
-        pending_.clear();
-      }
-      data = newline + 1;
-    }
     return true;
   }
 
-  // One whole line, without its '\n'. The size is checked before blankness: feed_lines has
-  // already answered every line longer than the limit plus a '\r', blank or not, so a blank
-  // line that used only the '\r' allowance must be answered the same way.
-  void line(std::string_view text, std::string* owned = nullptr) {
-    if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
-    if (text.size() > options_.max_message_bytes) return too_large();  // the '\r' allowance unused
-    if (text.find_first_not_of(" \t\r") == std::string_view::npos) return;  // blank line
-    deliver(text, owned);
-  }
-
-  // Content-Length framing: headers up to a blank line, then exactly that many bytes.
-  bool feed_frames(const char* data, std::size_t size) {
-    const char* end = data + size;
-    while (data != end) {
-      if (!in_body_) {
-        const char* newline = std::find(data, end, '\n');
-        pending_.append(data, newline);
-        if (pending_.size() > kMaxHeaderBytes) return bad_frame("header too long");
-        if (newline == end) return true;
-        data = newline + 1;
-        if (!header_line()) return false;
-        continue;
-      }
-      const std::size_t take = std::min(body_left_, static_cast<std::size_t>(end - data));
-      if (!discarding_) body_.append(data, take);
-      data += take;
-      body_left_ -= take;
-      if (body_left_ == 0) end_body();
-    }
-    return true;
-  }
-
-  // The body is complete: delivered unless it was too large, then back to reading headers.
-  void end_body() {
-    if (!discarding_) deliver(body_, &body_);
-    body_.clear();
-    discarding_ = false;
-    in_body_ = false;
-  }
-
-  // One header line is in pending_ (without its '\n').
-  bool header_line() {
-    std::string_view h = pending_;
-    if (!h.empty() && h.back() == '\r') h.remove_suffix(1);
-    if (!h.empty()) {
-      const auto colon = h.find(':');
-      if (colon == std::string_view::npos) return bad_frame("header without a colon");
-      std::string name(h.substr(0, colon));
-      std::transform(name.begin(), name.end(), name.begin(),
-                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-      if (name == "content-length") {
-        std::string_view value = h.substr(colon + 1);
-        while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
-        while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
-        std::size_t n = 0;
-        const auto r = std::from_chars(value.data(), value.data() + value.size(), n);
-        if (value.empty() || r.ec != std::errc{} || r.ptr != value.data() + value.size()) {
-          return bad_frame("invalid Content-Length");
-        }
-        content_length_ = n;
-      }
-      pending_.clear();
-      return true;
-    }
-    pending_.clear();
-    if (!content_length_) return bad_frame("missing Content-Length");
-    body_left_ = *content_length_;
-    in_body_ = true;
-    content_length_.reset();
-    discarding_ = body_left_ > options_.max_message_bytes;
-    if (discarding_) too_large();
-    if (body_left_ == 0) end_body();  // an empty body is not JSON: answered as a parse error
-    return true;
-  }
-
-  bool bad_frame(const char* why) {
-    send(std::string(R"({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error","data":{"reason":"invalid frame: )") +
-         why + "\"}}}");
-    return false;
-  }
-
-  static constexpr std::size_t kMaxHeaderBytes = 8192;
+  void too_large() override { send(too_large_reply(framer_.max_message_bytes())); }
+  void bad_frame(const char* why) override { send(bad_frame_reply(why)); }
 
   Session& session_;
   const StreamWriter& write_;
-  StreamOptions options_;
-  std::string pending_;  // a partial line, or a header line being read
-  std::string body_;     // a Content-Length body being read
-  std::optional<std::size_t> content_length_;
-  // Every length is a valid Content-Length (even SIZE_MAX), so the state is its own flag.
-  bool in_body_ = false;
-  std::size_t body_left_ = 0;
-  bool discarding_ = false;  // skipping an over-long message
+  StreamFramer framer_;
 
   mutable std::mutex write_mutex_;
   std::string frame_;
