@@ -39,6 +39,15 @@ if(TARGET batchrpc_http)
           DESTINATION "${BATCHRPC_INSTALL_CMAKEDIR}")
 endif()
 
+# batchrpc::net likewise (component `net`, needs Boost's headers).
+if(TARGET batchrpc_net)
+  install(TARGETS batchrpc_net EXPORT batchrpcNetTargets)
+  install(EXPORT batchrpcNetTargets
+          NAMESPACE batchrpc::
+          FILE batchrpcNetTargets.cmake
+          DESTINATION "${BATCHRPC_INSTALL_CMAKEDIR}")
+endif()
+
 if(EXISTS "${PROJECT_SOURCE_DIR}/LICENSE")
   install(FILES "${PROJECT_SOURCE_DIR}/LICENSE" DESTINATION "${CMAKE_INSTALL_DOCDIR}")
 endif()
@@ -72,6 +81,11 @@ if(TARGET batchrpc_http)
   export(EXPORT batchrpcHttpTargets
          NAMESPACE batchrpc::
          FILE "${PROJECT_BINARY_DIR}/batchrpcHttpTargets.cmake")
+endif()
+if(TARGET batchrpc_net)
+  export(EXPORT batchrpcNetTargets
+         NAMESPACE batchrpc::
+         FILE "${PROJECT_BINARY_DIR}/batchrpcNetTargets.cmake")
 endif()
 foreach(_batchrpc_file IN ITEMS rapidjson-target.cmake httplib-target.cmake)
   configure_file("${PROJECT_SOURCE_DIR}/cmake/${_batchrpc_file}"

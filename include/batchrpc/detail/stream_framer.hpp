@@ -55,6 +55,8 @@ class StreamFramer {
   }
 
   [[nodiscard]] bool failed() const noexcept { return failed_; }
+  // True while a message has begun but is not whole yet.
+  [[nodiscard]] bool mid_message() const noexcept { return in_body_ || discarding_ || !pending_.empty(); }
   [[nodiscard]] Framing framing() const noexcept { return framing_; }
   [[nodiscard]] std::size_t max_message_bytes() const noexcept { return max_; }
 

@@ -1,0 +1,362 @@
+// SPDX-License-Identifier: MIT
+// One HTTP/1.1 connection of a net::Server: keep-alive, pipelined requests answered in order,
+// reading paused at the in-flight cap, and the upgrade to WebSocket.
+#pragma once
+
+#include <cctype>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/string.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+#include <boost/beast/websocket/rfc6455.hpp>
+
+#include "../../config.hpp"
+#include "../../session.hpp"
+#include "../session_registry.hpp"
+#include "hub.hpp"
+#include "websocket_connection.hpp"
+
+namespace rpc::inline BATCHRPC_ABI::net::detail {
+
+namespace http = boost::beast::http;
+
+// True for `application/json`, with parameters or not, in any case.
+inline bool is_json_type(std::string_view content_type) {
+  std::string_view type = content_type.substr(0, content_type.find(';'));
+  while (!type.empty() && (type.back() == ' ' || type.back() == '\t')) type.remove_suffix(1);
+  constexpr std::string_view json = "application/json";
+  if (type.size() != json.size()) return false;
+  for (std::size_t i = 0; i < json.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(type[i])) != json[i]) return false;
+  }
+  return true;
+}
+
+// Lifetime: as StreamConnection's (shared pointers held by pending operations and by each
+// request in flight; destroyed on its strand). A request's session is held (SessionUse) until
+// its reply is made, and released on the strand.
+template <class Socket>
+class HttpConnection final : public Connection, public std::enable_shared_from_this<HttpConnection<Socket>> {
+ public:
+  // `refusing`: the server is full; the connection's request is answered 503 (or its
+  // WebSocket closed 1013), then it is closed.
+  HttpConnection(Hub& hub, Socket socket, bool refusing)
+      : hub_(hub),
+        socket_(std::move(socket)),
+        deadline_(socket_.get_executor()),
+        write_deadline_(socket_.get_executor()),
+        refusing_(refusing) {}
+  ~HttpConnection() override { hub_.remove(*this); }
+
+  void start() { read_next(); }
+
+  void post_drain() override { post([](HttpConnection& c) { c.drain(); }); }
+  // The HTTP sessions are cancelled by the server, through the registry they are shared in.
+  void post_cancel() override {}
+  void post_close() override { post([](HttpConnection& c) { c.close(); }); }
+
+ private:
+  using Request = http::request<http::string_body>;
+  using Response = http::response<http::string_body>;
+
+  // A response in pipelining order; written once it is ready and all before it are written.
+  struct Slot {
+    Response response;
+    bool ready = false;
+    bool close_after = false;
+  };
+
+  static constexpr std::size_t kHeaderLimit = 16 * 1024;
+  static constexpr std::size_t kKeptBuffer = 16 * 1024;
+
+  template <class Phase>
+  void post(Phase phase) {
+    if (upgraded_) return;  // the socket belongs to the WebSocket connection now
+    asio::post(socket_.get_executor(), [self = this->shared_from_this(), phase] { phase(*self); });
+  }
+
+  // ---- Reading ----------------------------------------------------------------------------
+
+  void read_next() {
+    if (reading_ || closed_ || input_ended_ || upgraded_) return;
+    if (slots_.size() >= hub_.options.max_in_flight) return;  // resumed when a reply is written
+    reading_ = true;
+    if (buffer_.size() > 0) return read_header();  // a pipelined request is here already
+    if (slots_.empty() && buffer_.capacity() > kKeptBuffer) buffer_.shrink_to_fit();
+    arm_idle_deadline();
+    // Waiting for the next request takes no buffer: an idle connection costs little.
+    socket_.async_wait(Socket::wait_read, [self = this->shared_from_this()](const boost::system::error_code& error) {
+      if (error) return self->read_failed(error);
+      self->read_header();
+    });
+  }
+
+  void arm_idle_deadline() {
+    deadline_.arm(refusing_ ? hub_.options.request_timeout : hub_.options.idle_timeout,
+                  [self = this->shared_from_this()] {
+                    if (!self->slots_.empty()) return self->arm_idle_deadline();  // it waits for us
+                    self->close();
+                  });
+  }
+
+  void read_header() {
+    deadline_.arm(hub_.options.request_timeout, [self = this->shared_from_this()] { self->close(); });
+    parser_.emplace();
+    parser_->header_limit(kHeaderLimit);
+    parser_->body_limit(hub_.router.limits().max_message_bytes);
+    http::async_read_header(socket_, buffer_, *parser_,
+                            [self = this->shared_from_this()](const boost::system::error_code& error, std::size_t) {
+                              if (error) return self->read_failed(error);
+                              self->read_body();
+                            });
+  }
+
+  // A client that waits for `100 Continue` (curl does, past 1 KiB) is told to go on, when no
+  // response is due before it.
+  void read_body() {
+    const auto expect = parser_->get()[http::field::expect];
+    if (slots_.empty() && !writing_ && expect.size() == 12 && beast::iequals(expect, "100-continue")) {
+      static constexpr std::string_view go_on = "HTTP/1.1 100 Continue\r\n\r\n";
+      writing_ = true;
+      asio::async_write(socket_, asio::buffer(go_on.data(), go_on.size()),
+                        [self = this->shared_from_this()](const boost::system::error_code& error, std::size_t) {
+                          self->writing_ = false;
+                          if (error) return self->read_failed(error);
+                          self->read_rest();
+                        });
+      return;
+    }
+    read_rest();
+  }
+
+  void read_rest() {
+    http::async_read(socket_, buffer_, *parser_,
+                     [self = this->shared_from_this()](const boost::system::error_code& error, std::size_t) {
+                       if (error) return self->read_failed(error);
+                       self->reading_ = false;
+                       self->deadline_.disarm();
+                       Request request = self->parser_->release();
+                       self->parser_.reset();
+                       self->serve(std::move(request));
+                       self->read_next();
+                     });
+  }
+
+  void read_failed(const boost::system::error_code& error) {
+    reading_ = false;
+    deadline_.disarm();
+    parser_.reset();
+    input_ended_ = true;
+    if (closed_ || draining_ || error == http::error::end_of_stream || error == asio::error::eof ||
+        error == asio::error::operation_aborted || error == asio::error::connection_reset) {
+      return close_when_done();
+    }
+    if (error == http::error::body_limit) {
+      return respond(http::status::payload_too_large,
+                     "Request body larger than " + std::to_string(hub_.router.limits().max_message_bytes) + " bytes\n");
+    }
+    if (error == http::error::header_limit) {
+      return respond(http::status::request_header_fields_too_large, "Request headers too large\n");
+    }
+    respond(http::status::bad_request, "The request could not be read\n");
+  }
+
+  // ---- Serving ----------------------------------------------------------------------------
+
+  void serve(Request request) {
+    if (websocket::is_upgrade(request)) return upgrade(std::move(request));
+    const bool keep_alive = request.keep_alive();
+    if (refusing_) {
+      Slot& slot = reply_slot(http::status::service_unavailable, "Too many connections; retry later\n", false);
+      slot.response.set(http::field::retry_after, std::to_string(hub_.options.retry_after.count()));
+      return write_next();
+    }
+    if (request.method() != http::verb::post) {
+      Slot& slot = reply_slot(http::status::method_not_allowed, "Only POST is allowed\n", keep_alive);
+      slot.response.set(http::field::allow, "POST");
+      return write_next();
+    }
+    if (!is_json_type(request[http::field::content_type])) {
+      respond(http::status::unsupported_media_type, "Content-Type must be application/json\n", keep_alive);
+      return;
+    }
+    rpc::detail::SessionUse use;
+    const std::string& header = hub_.options.session_header;
+    const auto named = header.empty() ? request.end() : request.find(header);
+    if (named != request.end()) {
+      use = hub_.sessions.use(std::string_view(named->value().data(), named->value().size()));
+      if (!use && !use.refused_for_closing()) {
+        respond(http::status::not_found, "Unknown session\n", keep_alive);
+        return;
+      }
+    } else {
+      use = hub_.sessions.use_own(own_session_);
+    }
+    if (use.refused_for_closing()) {
+      respond(http::status::service_unavailable, "The server is shutting down\n", keep_alive);
+      return;
+    }
+    handle(std::move(request), std::move(use), keep_alive);
+  }
+
+  // Hands the body to the session; the reply fills this request's slot.
+  void handle(Request request, rpc::detail::SessionUse use, bool keep_alive) {
+    Slot& slot = slots_.emplace_back();
+    slot.close_after = !keep_alive;
+    slot.response.version(request.version());
+    if (!keep_alive) input_ended_ = true;
+    const std::uint64_t sequence = first_sequence_ + slots_.size() - 1;
+    Session& session = use.session();
+    auto held = std::make_shared<rpc::detail::SessionUse>(std::move(use));
+    session.handle(std::move(request.body()),
+                   [self = this->shared_from_this(), held = std::move(held), sequence](
+                       std::optional<std::string_view> reply) mutable {
+                     std::optional<std::string> copy;
+                     if (reply) copy.emplace(*reply);
+                     const auto executor = self->socket_.get_executor();
+                     // The session is released on the strand, never inside its own completion.
+                     asio::post(executor, [self = std::move(self), held = std::move(held), sequence,
+                                           copy = std::move(copy)]() mutable {
+                       self->answered(sequence, std::move(copy), held->id());
+                       held.reset();
+                     });
+                   });
+  }
+
+  void answered(std::uint64_t sequence, std::optional<std::string> reply, const std::string& session_id) {
+    if (closed_) return;
+    Slot& slot = slots_[static_cast<std::size_t>(sequence - first_sequence_)];
+    Response& response = slot.response;
+    if (reply) {
+      response.result(http::status::ok);
+      response.set(http::field::content_type, "application/json");
+      response.body() = std::move(*reply);
+    } else {
+      response.result(http::status::no_content);  // no Content-Length either (RFC 9110 8.6)
+    }
+    if (!session_id.empty()) response.set(hub_.options.session_header, session_id);
+    response.keep_alive(!slot.close_after);
+    if (reply) response.prepare_payload();
+    slot.ready = true;
+    write_next();
+  }
+
+  // A response the connection makes itself, queued in order; without `keep_alive` the
+  // connection closes after it (and reads no more).
+  void respond(http::status status, std::string text, bool keep_alive = false) {
+    reply_slot(status, std::move(text), keep_alive);
+    write_next();
+  }
+
+  // The same, not written yet: headers may still be added (then call write_next).
+  Slot& reply_slot(http::status status, std::string text, bool keep_alive) {
+    Slot& slot = slots_.emplace_back();
+    slot.close_after = !keep_alive;
+    if (!keep_alive) input_ended_ = true;
+    slot.response.result(status);
+    slot.response.set(http::field::content_type, "text/plain");
+    slot.response.body() = std::move(text);
+    slot.response.keep_alive(keep_alive);
+    slot.response.prepare_payload();
+    slot.ready = true;
+    return slot;
+  }
+
+  // The socket goes to a WebSocket connection; this one ends when its handlers return.
+  void upgrade(Request request) {
+    if (!slots_.empty()) {
+      respond(http::status::bad_request, "An upgrade must not be pipelined after other requests\n");
+      return;
+    }
+    upgraded_ = true;
+    deadline_.disarm();
+    write_deadline_.disarm();
+    auto ws = std::make_shared<WebSocketConnection<Socket>>(hub_, std::move(socket_));
+    hub_.add_counted(*ws, ws, !refusing_);
+    ws->start(std::move(request), refusing_);
+  }
+
+  // ---- Writing ----------------------------------------------------------------------------
+
+  void write_next() {
+    if (writing_ || closed_ || slots_.empty() || !slots_.front().ready) return;
+    writing_ = true;
+    write_deadline_.arm(hub_.options.write_timeout, [self = this->shared_from_this()] { self->close(); });
+    http::async_write(socket_, slots_.front().response,
+                      [self = this->shared_from_this()](const boost::system::error_code& error, std::size_t) {
+                        self->on_written(error);
+                      });
+  }
+
+  void on_written(const boost::system::error_code& error) {
+    writing_ = false;
+    write_deadline_.disarm();
+    if (error) return close();
+    const bool close_after = slots_.front().close_after;
+    slots_.pop_front();
+    ++first_sequence_;
+    if (close_after) return close();
+    write_next();
+    read_next();
+    close_when_done();
+  }
+
+  // ---- Ending -----------------------------------------------------------------------------
+
+  void close_when_done() {
+    if (input_ended_ && slots_.empty() && !writing_) close();
+  }
+
+  void drain() {
+    if (closed_) return;
+    draining_ = true;
+    input_ended_ = true;
+    if (reading_) {  // the pending read ends now; a request half read is dropped
+      boost::system::error_code ignored;
+      socket_.shutdown(Socket::shutdown_receive, ignored);
+    }
+    close_when_done();
+  }
+
+  void close() {
+    if (closed_ || upgraded_) return;
+    closed_ = true;
+    deadline_.disarm();
+    write_deadline_.disarm();
+    close_socket(socket_);
+  }
+
+  Hub& hub_;
+  Socket socket_;
+  Deadline deadline_;
+  Deadline write_deadline_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  std::shared_ptr<rpc::detail::SessionEntry> own_session_;  // made with its first request
+  std::deque<Slot> slots_;             // responses not written yet, in request order
+  std::uint64_t first_sequence_ = 0;   // the sequence number of slots_.front()
+  const bool refusing_;
+  bool reading_ = false;
+  bool writing_ = false;
+  bool input_ended_ = false;  // no more requests are read
+  bool draining_ = false;
+  bool closed_ = false;
+  bool upgraded_ = false;
+};
+
+}  // namespace rpc::net::detail

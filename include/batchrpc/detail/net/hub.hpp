@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: MIT
+// What every connection of a net::Server shares: the router, the options, the HTTP session
+// registry, and the table of open connections that admission and shutdown work on.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <boost/asio/steady_timer.hpp>
+
+#include "../../config.hpp"
+#include "../../net_options.hpp"
+#include "../../router.hpp"
+#include "../../session.hpp"
+#include "../session_registry.hpp"
+
+namespace rpc::inline BATCHRPC_ABI::net::detail {
+
+namespace asio = boost::asio;
+
+// One open connection, as the server sees it. Each phase of a shutdown is posted to the
+// connection's own strand, where all of its state lives.
+class Connection {
+ public:
+  virtual ~Connection() = default;
+  // Stop reading; close once every reply in flight is written.
+  virtual void post_drain() = 0;
+  // Cancel what is in flight: requests are answered -32800 (Responders included).
+  virtual void post_cancel() = 0;
+  // Close the socket now.
+  virtual void post_close() = 0;
+};
+
+// The connections of one server, for admission and shutdown.
+class Hub {
+ public:
+  Hub(const Router& router, const ServerOptions& options, Executor* executor)
+      : router(router),
+        options(options),
+        session_options{.capabilities = options.capabilities, .executor = executor},
+        sessions(router, {.session = session_options,
+                          .by_id = !options.session_header.empty(),
+                          .max_sessions = options.max_sessions,
+                          .idle = options.session_idle}) {}
+
+  const Router& router;
+  const ServerOptions& options;
+  const SessionOptions session_options;
+  rpc::detail::SessionRegistry sessions;  // HTTP sessions (WebSocket and streams own theirs)
+
+  // What becomes of a new connection. One that is served counts against max_connections;
+  // one that is refused (answered 503, 1013 or -32004, then closed) against a small cap of
+  // its own, so that refusing cannot cost more than serving; past both it is dropped.
+  enum class Admission { serve, refuse, drop };
+
+  // Decides, and counts the connection (until `remove`) unless it is dropped.
+  Admission admit() {
+    std::lock_guard lock(mutex_);
+    if (closing_) return Admission::drop;
+    if (served_ < options.max_connections) {
+      ++served_;
+      return Admission::serve;
+    }
+    if (refusing_ < kMaxRefusing) {
+      ++refusing_;
+      return Admission::refuse;
+    }
+    return Admission::drop;
+  }
+
+  // Registers a connection `admit` has counted (`served`: it was to be served).
+  void add(Connection& connection, const std::shared_ptr<Connection>& owner, bool served) {
+    std::lock_guard lock(mutex_);
+    open_.emplace(&connection, Entry{owner, served});
+  }
+
+  // Counts and registers a connection that takes over another's socket (a WebSocket upgraded
+  // from an HTTP connection, which is removed when its last handler returns).
+  void add_counted(Connection& connection, const std::shared_ptr<Connection>& owner, bool served) {
+    std::lock_guard lock(mutex_);
+    (served ? served_ : refusing_) += 1;
+    open_.emplace(&connection, Entry{owner, served});
+  }
+
+  // From a connection's destructor.
+  void remove(Connection& connection) noexcept {
+    std::lock_guard lock(mutex_);
+    const auto found = open_.find(&connection);
+    if (found == open_.end()) return;
+    (found->second.served ? served_ : refusing_) -= 1;
+    open_.erase(found);
+    if (open_.empty()) all_closed_.notify_all();
+  }
+
+  [[nodiscard]] std::size_t served() const {
+    std::lock_guard lock(mutex_);
+    return served_;
+  }
+
+  [[nodiscard]] bool closing() const {
+    std::lock_guard lock(mutex_);
+    return closing_;
+  }
+
+  // New connections are refused from now on.
+  void close() {
+    std::lock_guard lock(mutex_);
+    closing_ = true;
+  }
+
+  // Calls `phase` on every open connection, outside the lock.
+  void for_each(const std::function<void(Connection&)>& phase) {
+    std::vector<std::shared_ptr<Connection>> open;
+    {
+      std::lock_guard lock(mutex_);
+      for (const auto& [connection, entry] : open_) {
+        if (auto owner = entry.owner.lock()) open.push_back(std::move(owner));
+      }
+    }
+    for (const auto& connection : open) phase(*connection);
+  }
+
+  // Waits until no connection is open, or `timeout` has passed; true when none is.
+  bool wait_closed(std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mutex_);
+    return all_closed_.wait_for(lock, timeout, [this] { return open_.empty(); });
+  }
+  void wait_closed() {
+    std::unique_lock lock(mutex_);
+    all_closed_.wait(lock, [this] { return open_.empty(); });
+  }
+
+ private:
+  static constexpr std::size_t kMaxRefusing = 64;
+
+  struct Entry {
+    std::weak_ptr<Connection> owner;
+    bool served;
+  };
+
+  mutable std::mutex mutex_;
+  std::condition_variable all_closed_;
+  std::unordered_map<Connection*, Entry> open_;
+  std::size_t served_ = 0;
+  std::size_t refusing_ = 0;
+  bool closing_ = false;
+};
+
+// A timer whose expiry does `on_expiry` unless it was re-armed or disarmed meanwhile (an
+// expiry already queued when it is re-armed is recognised by its generation). Used on the
+// connection's strand only.
+class Deadline {
+ public:
+  explicit Deadline(const asio::any_io_executor& executor) : timer_(executor) {}
+
+  template <class OnExpiry>
+  void arm(std::chrono::milliseconds after, OnExpiry on_expiry) {
+    timer_.expires_after(after);
+    timer_.async_wait([this, generation = ++generation_, on_expiry = std::move(on_expiry)](
+                          const boost::system::error_code& error) mutable {
+      if (!error && generation == generation_) on_expiry();
+    });
+  }
+  void disarm() {
+    ++generation_;
+    timer_.cancel();
+  }
+
+ private:
+  asio::steady_timer timer_;
+  std::uint64_t generation_ = 0;
+};
+
+// Closes both directions of a socket, ignoring errors (the peer may be gone already).
+template <class Socket>
+void close_socket(Socket& socket) {
+  boost::system::error_code ignored;
+  socket.shutdown(Socket::shutdown_both, ignored);
+  socket.close(ignored);
+}
+
+// The reply a stream or a refused connection gets when the server is full.
+inline std::string overloaded_reply(const char* reason) {
+  return std::string(R"({"jsonrpc":"2.0","id":null,"error":{"code":-32004,"message":"Server overloaded","data":{"reason":")") +
+         reason + "\"}}}";
+}
+
+}  // namespace rpc::net::detail

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: MIT
+// One TCP or Unix-domain stream connection of a net::Server: messages framed by lines or
+// Content-Length, replies written as they complete, reading paused at the in-flight cap.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+
+#include "../../config.hpp"
+#include "../../session.hpp"
+#include "../session_await.hpp"
+#include "../stream_framer.hpp"
+#include "hub.hpp"
+
+namespace rpc::inline BATCHRPC_ABI::net::detail {
+
+using rpc::detail::FrameSink;
+using rpc::detail::StreamFramer;
+
+// Lifetime: owned by shared pointers held by its pending operations and by each message in
+// flight (a completion moves its reference into the handler it posts), so it lives until the
+// last reply is back, and is destroyed on its strand, never inside a session's completion.
+template <class Socket>
+class StreamConnection final : public Connection,
+                               public FrameSink,
+                               public std::enable_shared_from_this<StreamConnection<Socket>> {
+ public:
+  StreamConnection(Hub& hub, Socket socket, Framing framing)
+      : hub_(hub),
+        socket_(std::move(socket)),
+        deadline_(socket_.get_executor()),
+        write_deadline_(socket_.get_executor()),
+        framer_(framing, hub.router.limits().max_message_bytes),
+        session_(hub.router, hub.session_options) {}
+  ~StreamConnection() override { hub_.remove(*this); }
+
+  void start() { read_next(); }
+
+  // A connection past the cap: told why, then closed.
+  void refuse() {
+    input_ended_ = true;
+    send(overloaded_reply("too many connections"));
+  }
+
+  void post_drain() override {
+    asio::post(socket_.get_executor(), [self = this->shared_from_this()] { self->drain(); });
+  }
+  void post_cancel() override {
+    asio::post(socket_.get_executor(), [self = this->shared_from_this()] { self->cancel(); });
+  }
+  void post_close() override {
+    asio::post(socket_.get_executor(), [self = this->shared_from_this()] { self->close(); });
+  }
+
+ private:
+  static constexpr std::size_t kReadChunk = 16 * 1024;
+
+  void read_next() {
+    if (reading_ || closed_ || input_ended_) return;
+    if (unread_ != nullptr && begin_ < end_) {
+      feed();
+      if (input_ended_ || begin_ < end_) return;  // paused at the cap, or the framing failed
+    }
+    if (in_flight_ >= hub_.options.max_in_flight) return;  // resumed when a reply comes back
+    reading_ = true;
+    arm_read_deadline();
+    if (unread_ == nullptr) unread_ = std::make_unique<char[]>(kReadChunk);
+    socket_.async_read_some(asio::buffer(unread_.get(), kReadChunk),
+                            [self = this->shared_from_this()](const boost::system::error_code& error,
+                                                              std::size_t size) { self->on_read(error, size); });
+  }
+
+  // Idle while between messages with nothing in flight; a message begun must be whole in time.
+  void arm_read_deadline() {
+    const bool mid_message = framer_.mid_message();
+    deadline_.arm(mid_message ? hub_.options.request_timeout : hub_.options.idle_timeout,
+                  [self = this->shared_from_this(), mid_message] {
+                    if (!mid_message && self->in_flight_ > 0) return self->arm_read_deadline();
+                    self->close();
+                  });
+  }
+
+  void on_read(const boost::system::error_code& error, std::size_t size) {
+    reading_ = false;
+    deadline_.disarm();
+    if (closed_) return;
+    if (error) {  // end of input: what is in flight is finished and answered, then closed
+      input_ended_ = true;
+      framer_.finish(*this);
+      close_when_done();
+      return;
+    }
+    begin_ = 0;
+    end_ = size;
+    read_next();
+  }
+
+  void feed() {
+    begin_ += framer_.feed(unread_.get() + begin_, end_ - begin_, *this);
+    if (framer_.failed()) {
+      input_ended_ = true;
+      close_when_done();
+    }
+    if (begin_ == end_ && in_flight_ == 0) unread_.reset();  // an idle connection holds no buffer
+  }
+
+  // FrameSink: hands the message in; false pauses framing at the in-flight cap.
+  bool message(std::string_view text, std::string* owned) override {
+    ++in_flight_;
+    Completion done = [self = this->shared_from_this()](std::optional<std::string_view> reply) mutable {
+      std::optional<std::string> copy;
+      if (reply) copy.emplace(*reply);
+      const auto executor = self->socket_.get_executor();
+      asio::post(executor, [self = std::move(self), copy = std::move(copy)]() mutable {
+        self->answered(std::move(copy));
+      });
+    };
+    if (owned != nullptr) {
+      session_.handle(std::move(*owned), std::move(done));
+      owned->clear();
+    } else {
+      session_.handle(text, std::move(done));
+    }
+    return in_flight_ < hub_.options.max_in_flight;
+  }
+  void too_large() override { send(rpc::detail::too_large_reply(framer_.max_message_bytes())); }
+  void bad_frame(const char* why) override { send(rpc::detail::bad_frame_reply(why)); }
+
+  void answered(std::optional<std::string> reply) {
+    --in_flight_;
+    if (reply) send(*reply);
+    read_next();
+    close_when_done();
+  }
+
+  void send(std::string_view reply) {
+    if (closed_) return;
+    rpc::detail::append_frame(queued_, framer_.framing(), reply);
+    write_next();
+  }
+
+  // Replies queued while a write is out go together in the next one.
+  void write_next() {
+    if (writing_ || closed_ || queued_.empty()) return;
+    writing_ = true;
+    std::swap(queued_, sending_);
+    write_deadline_.arm(hub_.options.write_timeout, [self = this->shared_from_this()] { self->close(); });
+    asio::async_write(socket_, asio::buffer(sending_),
+                      [self = this->shared_from_this()](const boost::system::error_code& error, std::size_t) {
+                        self->on_written(error);
+                      });
+  }
+
+  void on_written(const boost::system::error_code& error) {
+    writing_ = false;
+    write_deadline_.disarm();
+    sending_.clear();
+    if (error) return close();  // the peer is gone: nobody will read what is in flight
+    write_next();
+    close_when_done();
+  }
+
+  void close_when_done() {
+    if (input_ended_ && in_flight_ == 0 && !writing_ && queued_.empty()) close();
+  }
+
+  void drain() {
+    if (closed_) return;
+    input_ended_ = true;  // messages already read are still answered
+    if (reading_) {
+      boost::system::error_code ignored;
+      socket_.shutdown(Socket::shutdown_receive, ignored);  // the pending read ends now
+    }
+    close_when_done();
+  }
+
+  void cancel() {
+    session_.cancel_all();
+    rpc::detail::answer_waiting_in(session_);
+  }
+
+  void close() {
+    if (closed_) return;
+    closed_ = true;
+    deadline_.disarm();
+    write_deadline_.disarm();
+    close_socket(socket_);
+    if (in_flight_ > 0) cancel();  // nobody will read the replies: handlers may end early
+  }
+
+  Hub& hub_;
+  Socket socket_;
+  Deadline deadline_;
+  Deadline write_deadline_;
+  StreamFramer framer_;
+  Session session_;
+  std::unique_ptr<char[]> unread_;  // the last read; [begin_, end_) not framed yet
+  std::size_t begin_ = 0;
+  std::size_t end_ = 0;
+  std::string queued_;   // framed replies waiting for the write in progress
+  std::string sending_;  // the write in progress
+  std::size_t in_flight_ = 0;
+  bool reading_ = false;
+  bool writing_ = false;
+  bool input_ended_ = false;
+  bool closed_ = false;
+};
+
+}  // namespace rpc::net::detail

@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: MIT
+// One WebSocket connection of a net::Server, upgraded from an HTTP request: each text message
+// is one JSON-RPC message, replies go out as they complete, reading pauses at the in-flight cap.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <boost/asio/post.hpp>
+#include <boost/beast/core/buffers_to_string.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/websocket/stream.hpp>
+
+#include "../../config.hpp"
+#include "../../session.hpp"
+#include "../session_await.hpp"
+#include "hub.hpp"
+
+namespace rpc::inline BATCHRPC_ABI::net::detail {
+
+namespace beast = boost::beast;
+namespace websocket = boost::beast::websocket;
+
+// Lifetime: as StreamConnection's (shared pointers held by pending operations and by each
+// message in flight; destroyed on its strand).
+template <class Socket>
+class WebSocketConnection final : public Connection,
+                                  public std::enable_shared_from_this<WebSocketConnection<Socket>> {
+ public:
+  WebSocketConnection(Hub& hub, Socket socket)
+      : hub_(hub), ws_(std::move(socket)), session_(hub.router, hub.session_options) {}
+  ~WebSocketConnection() override { hub_.remove(*this); }
+
+  // Completes the handshake `upgrade` asked for, then serves; with `refuse`, closes at once
+  // with 1013 (try again later) instead.
+  void start(beast::http::request<beast::http::string_body> upgrade, bool refuse) {
+    refusing_ = refuse;
+    ws_.set_option(websocket::stream_base::timeout{
+        .handshake_timeout = hub_.options.request_timeout,
+        .idle_timeout = hub_.options.idle_timeout,
+        .keep_alive_pings = true,
+    });
+    ws_.read_message_max(hub_.router.limits().max_message_bytes);
+    ws_.auto_fragment(false);
+    ws_.async_accept(upgrade, [self = this->shared_from_this()](const boost::system::error_code& error) {
+      self->on_accepted(error);
+    });
+  }
+
+  void post_drain() override {
+    asio::post(ws_.get_executor(), [self = this->shared_from_this()] { self->drain(); });
+  }
+  void post_cancel() override {
+    asio::post(ws_.get_executor(), [self = this->shared_from_this()] { self->cancel(); });
+  }
+  void post_close() override {
+    asio::post(ws_.get_executor(), [self = this->shared_from_this()] { self->close(); });
+  }
+
+ private:
+  void on_accepted(const boost::system::error_code& error) {
+    if (error) return close();
+    if (refusing_) return close_with(websocket::close_code::try_again_later);
+    if (hub_.closing()) return close_with(websocket::close_code::going_away);
+    read_next();
+  }
+
+  void read_next() {
+    if (reading_ || closing_ || draining_) return;
+    if (in_flight_ >= hub_.options.max_in_flight) return;  // resumed when a reply comes back
+    reading_ = true;
+    ws_.async_read(buffer_, [self = this->shared_from_this()](const boost::system::error_code& error,
+                                                              std::size_t) { self->on_read(error); });
+  }
+
+  void on_read(const boost::system::error_code& error) {
+    reading_ = false;
+    if (error) {  // closed by the peer, a message too large (closed 1009), or the socket failed
+      input_ended_ = true;
+      if (in_flight_ > 0) cancel();  // nobody will read the replies
+      return;
+    }
+    if (!ws_.got_text()) return close_with(websocket::close_code::unknown_data);  // 1003
+    std::string message = beast::buffers_to_string(buffer_.data());
+    buffer_.clear();
+    if (buffer_.capacity() > kKeptBuffer) buffer_.shrink_to_fit();
+    ++in_flight_;
+    session_.handle(std::move(message), [self = this->shared_from_this()](std::optional<std::string_view> reply) mutable {
+      std::optional<std::string> copy;
+      if (reply) copy.emplace(*reply);
+      const auto executor = self->ws_.get_executor();
+      asio::post(executor, [self = std::move(self), copy = std::move(copy)]() mutable {
+        self->answered(std::move(copy));
+      });
+    });
+    read_next();
+  }
+
+  void answered(std::optional<std::string> reply) {
+    --in_flight_;
+    if (reply && !closing_ && !input_ended_) {
+      queued_.push_back(std::move(*reply));
+      write_next();
+    }
+    read_next();
+    close_when_done();
+  }
+
+  void write_next() {
+    if (writing_ || closing_ || queued_.empty()) return;
+    writing_ = true;
+    ws_.text(true);
+    ws_.async_write(asio::buffer(queued_.front()),
+                    [self = this->shared_from_this()](const boost::system::error_code& error, std::size_t) {
+                      self->on_written(error);
+                    });
+  }
+
+  void on_written(const boost::system::error_code& error) {
+    writing_ = false;
+    queued_.pop_front();
+    if (error) {
+      input_ended_ = true;
+      queued_.clear();
+      if (in_flight_ > 0) cancel();
+      return;
+    }
+    write_next();
+    close_when_done();
+  }
+
+  // Draining: once nothing is in flight or queued, the connection closes with 1001.
+  void close_when_done() {
+    if (draining_ && in_flight_ == 0 && queued_.empty() && !writing_) close_with(websocket::close_code::going_away);
+  }
+
+  void close_with(websocket::close_code code) {
+    if (closing_) return;
+    closing_ = true;
+    ws_.async_close(code, [self = this->shared_from_this()](const boost::system::error_code&) {});
+  }
+
+  // The close frame is sent once the replies are; a peer that does not answer it within
+  // kCloseWait is not waited for longer (it has the frame; shutdown need not wait for it).
+  void drain() {
+    draining_ = true;
+    ws_.set_option(websocket::stream_base::timeout{
+        .handshake_timeout = std::min<std::chrono::steady_clock::duration>(kCloseWait, hub_.options.request_timeout),
+        .idle_timeout = hub_.options.idle_timeout,
+        .keep_alive_pings = true,
+    });
+    close_when_done();
+  }
+
+  void cancel() {
+    session_.cancel_all();
+    rpc::detail::answer_waiting_in(session_);
+  }
+
+  // Closes the socket under the WebSocket stream: every pending operation ends.
+  void close() {
+    if (closed_) return;
+    closed_ = true;
+    closing_ = true;
+    close_socket(beast::get_lowest_layer(ws_));
+    if (in_flight_ > 0) cancel();
+  }
+
+  static constexpr std::size_t kKeptBuffer = 16 * 1024;
+  static constexpr std::chrono::milliseconds kCloseWait{500};
+
+  Hub& hub_;
+  websocket::stream<Socket> ws_;
+  beast::flat_buffer buffer_;
+  Session session_;
+  std::deque<std::string> queued_;  // replies in the order they completed; the front is being written
+  std::size_t in_flight_ = 0;
+  bool refusing_ = false;
+  bool reading_ = false;
+  bool writing_ = false;
+  bool input_ended_ = false;
+  bool draining_ = false;
+  bool closing_ = false;  // a close frame was sent, or the socket closed
+  bool closed_ = false;   // the socket is closed
+};
+
+}  // namespace rpc::net::detail

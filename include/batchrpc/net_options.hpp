@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT
+/// @file net_options.hpp
+/// Settings of `rpc::net::Server` (net.hpp): what each listener speaks, and the defences.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "config.hpp"
+#include "executor.hpp"
+
+namespace rpc::inline BATCHRPC_ABI::net {
+
+/// What a listener speaks.
+enum class Protocol {
+  /// HTTP/1.1 `POST`, and WebSocket for a request that asks to upgrade (one message per text
+  /// message), on the same port.
+  http,
+  /// A byte stream with one message per line (`rpc::Framing::lines`).
+  lines,
+  /// A byte stream with `Content-Length:` framing (`rpc::Framing::content_length`).
+  content_length,
+};
+
+/// Settings of a `net::Server`. Every defence has a default; each is a plain field to change.
+struct ServerOptions {
+  /// Capabilities granted to every connection's session.
+  std::vector<std::string> capabilities{};
+  /// Where handlers run. nullptr: a pool of the server's own with `handler_threads` threads.
+  /// Never the I/O threads, except for methods registered `inline_only` (cheap ones, such as
+  /// `ping`). It must outlive the server.
+  Executor* executor = nullptr;
+  /// Threads of the server's own pool when `executor` is nullptr; 0: one per hardware thread.
+  std::size_t handler_threads = 0;
+  /// Threads running network I/O; 0: one per hardware thread.
+  std::size_t io_threads = 1;
+
+  /// A request that has begun (its first byte arrived) must be whole within this: HTTP headers
+  /// and body, a stream's frame, a WebSocket handshake. A slow client is disconnected then.
+  std::chrono::milliseconds request_timeout{10'000};
+  /// A connection with nothing in flight that sends nothing for this long is closed (WebSocket:
+  /// a ping is sent at half of it, and a peer that does not answer is closed).
+  std::chrono::milliseconds idle_timeout{60'000};
+  /// A reply must be taken by the client within this (a client that stops reading is closed).
+  std::chrono::milliseconds write_timeout{30'000};
+  /// Connections served at once. Past it, a new connection is refused: HTTP `503` with
+  /// `Retry-After`, WebSocket close `1013`, a stream one `-32004` error, then closed.
+  std::size_t max_connections = 10'000;
+  /// Requests a connection may have in flight (HTTP: answered or not, in pipelining order).
+  /// At the cap, the connection is not read until replies go out: backpressure, no queue.
+  std::size_t max_in_flight = 64;
+  /// The `Retry-After` of a refused HTTP connection.
+  std::chrono::seconds retry_after{1};
+  /// How long `shutdown()` lets the work in flight finish before it cancels it (the clients
+  /// are answered `-32800`), and then again before it closes the connections still open.
+  std::chrono::milliseconds shutdown_grace{5'000};
+
+  /// HTTP: the response header naming the session that handled a request; a request that
+  /// sends it back is served by that session, whichever connection it comes on (so a cancel
+  /// reaches a request running on another connection). Empty: one session per connection.
+  std::string session_header = "Rpc-Session-Id";
+  /// HTTP: sessions kept for reuse by id; past this, the least recently used idle one goes.
+  std::size_t max_sessions = 1024;
+  /// HTTP: how long an idle session is kept for reuse after its last request.
+  std::chrono::seconds session_idle{300};
+};
+
+}  // namespace rpc::net

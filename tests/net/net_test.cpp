@@ -1,0 +1,467 @@
+// SPDX-License-Identifier: MIT
+// rpc::net::Server: HTTP, WebSocket and framed streams over TCP and Unix sockets, with exact
+// replies; and its defences: slow clients, idle connections, the connection cap,
+// backpressure, and shutdown with work in flight.
+#include <batchrpc/batchrpc.hpp>
+#include <batchrpc/net.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "common/cancellable_sleep.hpp"
+#include "net_client.hpp"
+#include "support/replies.hpp"
+
+using namespace std::chrono_literals;
+using namespace replies;
+using netclient::HttpClient;
+using netclient::StreamClient;
+using netclient::WsClient;
+namespace asio = boost::asio;
+namespace http = boost::beast::http;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string call(std::string_view method, std::string_view params, std::string_view id) {
+  return R"({"jsonrpc":"2.0","method":")" + std::string(method) + R"(","params":)" + std::string(params) +
+         R"(,"id":)" + std::string(id) + "}";
+}
+std::string notification(std::string_view method, std::string_view params) {
+  return R"({"jsonrpc":"2.0","method":")" + std::string(method) + R"(","params":)" + std::string(params) + "}";
+}
+
+// A gate handlers wait on until the test opens it; counts the handlers that reached it.
+struct Gate {
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool open = false;
+  int arrived = 0;
+
+  void pass() {
+    std::unique_lock lock(mutex);
+    ++arrived;
+    cv.notify_all();
+    cv.wait(lock, [this] { return open; });
+  }
+  void release() {
+    std::lock_guard lock(mutex);
+    open = true;
+    cv.notify_all();
+  }
+  // Waits until `n` handlers have arrived; false after two seconds.
+  bool wait_arrived(int n) {
+    std::unique_lock lock(mutex);
+    return cv.wait_for(lock, 2s, [&] { return arrived >= n; });
+  }
+  int count() {
+    std::lock_guard lock(mutex);
+    return arrived;
+  }
+};
+
+// The methods every test serves: add, sleep (cancellable), gate (waits on the gate).
+struct Fixture {
+  explicit Fixture(rpc::net::ServerOptions options = {}, rpc::Limits limits = {}) : router(limits) {
+    rpc::add_builtins(router, {.server_name = "net_test", .server_version = "1"});
+    router.add("add", [](int a, int b) { return a + b; }, rpc::names("a", "b"));
+    router.add("sleep", [](std::int64_t ms, rpc::Context& ctx) {
+      if (!spec::sleep_unless_cancelled(ctx.stop_token(), std::chrono::milliseconds(ms))) throw rpc::cancelled();
+      return ms;
+    }, rpc::names("ms"));
+    router.add("gate", [this] {
+      gate.pass();
+      return true;
+    });
+    if (options.handler_threads == 0) options.handler_threads = 4;
+    server.emplace(router, std::move(options));
+  }
+
+  int listen(rpc::net::Protocol protocol = rpc::net::Protocol::http) {
+    const int port = server->listen("127.0.0.1", 0, protocol);
+    if (!started) server->start();
+    started = true;
+    return port;
+  }
+
+  Gate gate;
+  rpc::Router router;
+  std::optional<rpc::net::Server> server;
+  bool started = false;
+  asio::io_context io;  // for the clients' sockets
+};
+
+std::string unix_path(const char* name) {
+  const auto file = "batchrpc-net-test-" + std::to_string(::getpid()) + "-" + name + ".sock";
+  return (std::filesystem::temp_directory_path() / file).string();
+}
+
+}  // namespace
+
+TEST_SUITE("net: HTTP") {
+  TEST_CASE("a request is answered 200 with the reply and the session's id; a notification 204, no body") {
+    Fixture f;
+    HttpClient client(f.io, f.listen());
+    const auto reply = client.call(call("add", R"({"a":2,"b":3})", "1"));
+    REQUIRE(reply);
+    CHECK(reply->result_int() == 200);
+    CHECK(reply->body() == result("1", "5"));
+    CHECK((*reply)[http::field::content_type] == "application/json");
+    CHECK((*reply)["Rpc-Session-Id"].size() == 32);
+    const auto none = client.call(notification("add", "[1,2]"));
+    REQUIRE(none);
+    CHECK(none->result_int() == 204);
+    CHECK(none->body() == "");
+    CHECK(none->find(http::field::content_length) == none->end());
+    const auto batch = client.call("[" + call("add", "[1,1]", "1") + "," + notification("add", "[1,1]") + "," +
+                                   call("nope", "[]", "\"x\"") + "]");
+    REQUIRE(batch);
+    CHECK(batch->body() == "[" + result("1", "2") + "," + error("\"x\"", -32601, "Method not found") + "]");
+  }
+
+  TEST_CASE("other methods are 405, other content types 415, a body past the limit 413 and closed") {
+    Fixture f({}, rpc::Limits{.max_message_bytes = 1024});
+    HttpClient client(f.io, f.listen());
+    http::request<http::string_body> get{http::verb::get, "/", 11};
+    get.set(http::field::host, "x");
+    client.send(get);
+    auto reply = client.receive();
+    REQUIRE(reply);
+    CHECK(reply->result_int() == 405);
+    CHECK((*reply)[http::field::allow] == "POST");
+    reply = client.call(call("add", "[1,2]", "1"), "text/plain");
+    REQUIRE(reply);
+    CHECK(reply->result_int() == 415);
+    reply = client.call(call("add", "[1,2]", "1"), "application/json; charset=utf-8");  // still served
+    REQUIRE(reply);
+    CHECK(reply->body() == result("1", "3"));
+    reply = client.call(std::string(2000, ' '));
+    REQUIRE(reply);
+    CHECK(reply->result_int() == 413);
+    CHECK(reply->body() == "Request body larger than 1024 bytes\n");
+    CHECK(client.closed_by_server());
+  }
+
+  TEST_CASE("a chunked body and Expect: 100-continue are served") {
+    Fixture f;
+    HttpClient client(f.io, f.listen());
+    const std::string body = call("add", "[20,22]", "7");
+    client.write_raw("POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                     [&] {
+                       char size[16];
+                       std::snprintf(size, sizeof size, "%zx", body.size());
+                       return std::string(size);
+                     }() + "\r\n" + body + "\r\n0\r\n\r\n");
+    auto reply = client.receive();
+    REQUIRE(reply);
+    CHECK(reply->body() == result("7", "42"));
+    client.write_raw("POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\n"
+                     "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n");
+    char interim[64] = {};
+    const std::size_t n = client.socket().read_some(asio::buffer(interim, 25));
+    CHECK(std::string(interim, n) == "HTTP/1.1 100 Continue\r\n\r\n");
+    client.write_raw(body);
+    reply = client.receive();
+    REQUIRE(reply);
+    CHECK(reply->body() == result("7", "42"));
+  }
+
+  TEST_CASE("pipelined requests are answered in request order, a slow first one included") {
+    Fixture f;
+    HttpClient client(f.io, f.listen());
+    auto first = netclient::post(call("sleep", "[200]", "1"));
+    auto second = netclient::post(call("add", "[1,2]", "2"));
+    client.send(first);
+    client.send(second);
+    const auto a = client.receive();
+    const auto b = client.receive();
+    REQUIRE(a);
+    REQUIRE(b);
+    CHECK(a->body() == result("1", "200"));
+    CHECK(b->body() == result("2", "3"));
+  }
+
+  TEST_CASE("a request naming a session is served by it: a cancel on another connection reaches it") {
+    Fixture f;
+    const int port = f.listen();
+    HttpClient first(f.io, port);
+    const auto hello = first.call(call("ping", "{}", "0"));
+    REQUIRE(hello);
+    const std::string id(hello->at("Rpc-Session-Id"));
+    auto slow = netclient::post(call("sleep", "[10000]", "1"));
+    first.send(slow);
+    std::this_thread::sleep_for(100ms);  // the sleep is running
+    HttpClient second(f.io, port);
+    auto cancel = netclient::post(notification("notifications/cancel", R"({"id":1})"));
+    cancel.set("Rpc-Session-Id", id);
+    second.send(cancel);
+    const auto cancelled_reply = second.receive();
+    REQUIRE(cancelled_reply);
+    CHECK(cancelled_reply->result_int() == 204);
+    const auto reply = first.receive();
+    REQUIRE(reply);
+    CHECK(reply->body() == cancelled("1"));
+    auto unknown = netclient::post(call("ping", "{}", "2"));
+    unknown.set("Rpc-Session-Id", "0123");
+    second.send(unknown);
+    const auto not_found = second.receive();
+    REQUIRE(not_found);
+    CHECK(not_found->result_int() == 404);
+  }
+}
+
+TEST_SUITE("net: WebSocket") {
+  TEST_CASE("each text message is one message; replies come as they complete; notifications get none") {
+    Fixture f;
+    WsClient ws(f.io, f.listen());
+    CHECK(ws.call(call("add", "[2,2]", "1")) == result("1", "4"));
+    ws.send(notification("add", "[1,1]"));
+    CHECK(ws.call(call("add", "[3,3]", "2")) == result("2", "6"));
+    ws.send(call("sleep", "[300]", "\"slow\""));
+    CHECK(ws.call(call("add", "[4,4]", "3")) == result("3", "8"));  // not held up by the sleep
+    CHECK(ws.receive() == result("\"slow\"", "300"));
+    ws.send(call("sleep", "[10000]", "9"));
+    ws.send(notification("notifications/cancel", R"({"id":9})"));
+    CHECK(ws.receive() == cancelled("9"));
+    CHECK(ws.call("[" + call("add", "[1,1]", "1") + "]") == "[" + result("1", "2") + "]");
+  }
+
+  TEST_CASE("a binary message closes with 1003, one past the limit with 1009") {
+    Fixture f({}, rpc::Limits{.max_message_bytes = 1024});
+    const int port = f.listen();
+    WsClient binary(f.io, port);
+    binary.send_binary(call("add", "[1,1]", "1"));
+    CHECK_FALSE(binary.receive());
+    CHECK(binary.close_code() == 1003);
+    WsClient large(f.io, port);
+    large.send(std::string(2000, ' '));
+    CHECK_FALSE(large.receive());
+    CHECK(large.close_code() == 1009);
+  }
+}
+
+TEST_SUITE("net: streams") {
+  TEST_CASE_TEMPLATE("TCP and Unix sockets serve both framings, replies as they complete", T, std::true_type, std::false_type) {
+    constexpr bool over_unix = T::value;
+    for (const auto protocol : {rpc::net::Protocol::lines, rpc::net::Protocol::content_length}) {
+      CAPTURE(static_cast<int>(protocol));
+      Fixture f;
+      const bool content_length = protocol == rpc::net::Protocol::content_length;
+      auto check = [&](auto client) {
+        CHECK(client.call(call("add", "[1,2]", "1")) == result("1", "3"));
+        client.send(notification("add", "[1,1]"));
+        client.send(call("sleep", "[300]", "2"));
+        CHECK(client.call(call("add", "[5,5]", "3")) == result("3", "10"));
+        CHECK(client.receive() == result("2", "300"));
+        client.write_raw(content_length ? "Content-Length: 3\r\n\r\n[1," : "[1,\n");
+        CHECK(client.receive() == error("null", -32700, "Parse error", R"({"offset":3,"reason":"Invalid value."})"));
+        CHECK(client.call(call("add", "[2,2]", "4")) == result("4", "4"));
+      };
+      if (over_unix) {
+        const std::string path = unix_path(content_length ? "cl" : "lines");
+        f.server->listen_unix(path, protocol);
+        f.server->start();
+        check(StreamClient(netclient::connect_unix(f.io, path), content_length));
+      } else {
+        check(StreamClient(netclient::connect_tcp(f.io, f.listen(protocol)), content_length));
+      }
+    }
+  }
+
+  TEST_CASE("a frame that cannot be read is -32700, then the connection ends") {
+    Fixture f;
+    StreamClient client(netclient::connect_tcp(f.io, f.listen(rpc::net::Protocol::content_length)), true);
+    client.write_raw("Content-Type: nothing\r\n\r\n");
+    CHECK(client.receive() == error("null", -32700, "Parse error", R"({"reason":"invalid frame: missing Content-Length"})"));
+    CHECK(client.closed_by_server());
+  }
+}
+
+TEST_SUITE("net: defences") {
+  TEST_CASE("a slow client is cut off at the request deadline and holds up nobody else") {
+    Fixture f({.request_timeout = 300ms});
+    const int port = f.listen();
+    const int lines_port = f.server->listen("127.0.0.1", 0, rpc::net::Protocol::lines);
+    std::vector<std::unique_ptr<HttpClient>> slow;
+    for (int i = 0; i < 20; ++i) {
+      slow.push_back(std::make_unique<HttpClient>(f.io, port));
+      slow.back()->write_raw("POST / HTTP/1.1\r\nHost: x\r\nContent-");  // and nothing more
+    }
+    StreamClient slow_stream(netclient::connect_tcp(f.io, lines_port), false);
+    slow_stream.write_raw(R"({"jsonrpc":"2.0",)");
+    const auto start = Clock::now();
+    HttpClient other(f.io, port);
+    const auto reply = other.call(call("add", "[1,2]", "1"));
+    REQUIRE(reply);
+    CHECK(reply->body() == result("1", "3"));
+    CHECK(Clock::now() - start < 200ms);
+    for (auto& client : slow) CHECK(client->closed_by_server());
+    CHECK(slow_stream.closed_by_server());
+    const auto waited = Clock::now() - start;
+    CHECK(waited >= 250ms);
+    CHECK(waited < 2s);
+  }
+
+  TEST_CASE("an idle connection is closed after the idle timeout; one with a request running is not") {
+    Fixture f({.idle_timeout = 300ms});
+    const int port = f.listen();
+    HttpClient idle(f.io, port);
+    HttpClient busy(f.io, port);
+    auto slow = netclient::post(call("sleep", "[600]", "1"));
+    busy.send(slow);
+    const auto start = Clock::now();
+    CHECK(idle.closed_by_server());
+    CHECK(Clock::now() - start >= 250ms);
+    const auto reply = busy.receive();
+    REQUIRE(reply);
+    CHECK(reply->body() == result("1", "600"));
+  }
+
+  TEST_CASE("past the connection cap: HTTP 503 with Retry-After, WebSocket 1013, a stream -32004") {
+    Fixture f({.max_connections = 2, .retry_after = 3s});
+    const int port = f.listen();
+    const int lines_port = f.server->listen("127.0.0.1", 0, rpc::net::Protocol::lines);
+    HttpClient one(f.io, port);
+    REQUIRE(one.call(call("add", "[1,1]", "1")));
+    WsClient two(f.io, port);
+    REQUIRE(two.call(call("add", "[1,1]", "1")) == result("1", "2"));
+    CHECK(f.server->connections() == 2);
+
+    HttpClient refused(f.io, port);
+    const auto reply = refused.call(call("add", "[1,1]", "1"));
+    REQUIRE(reply);
+    CHECK(reply->result_int() == 503);
+    CHECK((*reply)[http::field::retry_after] == "3");
+    CHECK(refused.closed_by_server());
+    WsClient refused_ws(f.io, port);
+    CHECK_FALSE(refused_ws.receive());
+    CHECK(refused_ws.close_code() == 1013);
+    StreamClient refused_stream(netclient::connect_tcp(f.io, lines_port), false);
+    CHECK(refused_stream.receive() ==
+          error("null", -32004, "Server overloaded", R"({"reason":"too many connections"})"));
+    CHECK(refused_stream.closed_by_server());
+
+    // A served connection that ends makes room.
+    one.socket().close();
+    const auto deadline = Clock::now() + 2s;
+    while (f.server->connections() > 1 && Clock::now() < deadline) std::this_thread::sleep_for(10ms);
+    HttpClient next(f.io, port);
+    const auto served = next.call(call("add", "[2,2]", "2"));
+    REQUIRE(served);
+    CHECK(served->body() == result("2", "4"));
+  }
+
+  TEST_CASE("at the in-flight cap a connection is not read until replies go out") {
+    for (const auto protocol : {rpc::net::Protocol::lines, rpc::net::Protocol::http}) {
+      CAPTURE(static_cast<int>(protocol));
+      Fixture f({.max_in_flight = 2});
+      const int port = f.listen(protocol);
+      std::string burst;
+      for (int i = 1; i <= 6; ++i) {
+        const std::string message = call("gate", "[]", std::to_string(i));
+        burst += protocol == rpc::net::Protocol::lines
+                     ? message + "\n"
+                     : "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+                           std::to_string(message.size()) + "\r\n\r\n" + message;
+      }
+      HttpClient http_client(f.io, port);  // a raw connection for either protocol
+      http_client.write_raw(burst);
+      REQUIRE(f.gate.wait_arrived(2));
+      std::this_thread::sleep_for(200ms);
+      CHECK(f.gate.count() == 2);  // the other four wait unread
+      f.gate.release();
+      if (protocol == rpc::net::Protocol::http) {
+        for (int i = 1; i <= 6; ++i) {
+          const auto reply = http_client.receive();
+          REQUIRE(reply);
+          CHECK(reply->body() == result(std::to_string(i), "true"));
+        }
+      } else {
+        StreamClient<netclient::tcp::socket> lines(std::move(http_client.socket()), false);
+        std::vector<std::string> got;
+        for (int i = 1; i <= 6; ++i) got.push_back(lines.receive().value_or("<none>"));
+        std::sort(got.begin(), got.end());
+        for (int i = 1; i <= 6; ++i) CHECK(got[static_cast<std::size_t>(i - 1)] == result(std::to_string(i), "true"));
+      }
+      CHECK(f.gate.count() == 6);
+    }
+  }
+
+  TEST_CASE("shutdown finishes work in flight within the grace, then closes; later work is cancelled") {
+    Fixture f({.shutdown_grace = 2s});
+    const int port = f.listen();
+    const int lines_port = f.server->listen("127.0.0.1", 0, rpc::net::Protocol::lines);
+    HttpClient client(f.io, port);
+    auto slow = netclient::post(call("sleep", "[300]", "1"));
+    client.send(slow);
+    WsClient ws(f.io, port);
+    ws.send(call("sleep", "[300]", "2"));
+    StreamClient stream(netclient::connect_tcp(f.io, lines_port), false);
+    stream.send(call("sleep", "[300]", "3"));
+    std::this_thread::sleep_for(100ms);
+    const auto start = Clock::now();
+    f.server->shutdown();
+    CHECK(Clock::now() - start < 1500ms);
+    const auto reply = client.receive();
+    REQUIRE(reply);
+    CHECK(reply->body() == result("1", "300"));
+    CHECK(client.closed_by_server());
+    CHECK(ws.receive() == result("2", "300"));
+    CHECK_FALSE(ws.receive());
+    CHECK(ws.close_code() == 1001);
+    CHECK(stream.receive() == result("3", "300"));
+    CHECK(stream.closed_by_server());
+    CHECK_THROWS_AS(f.server->listen("127.0.0.1", 0), std::logic_error);
+  }
+
+  TEST_CASE("shutdown cancels what outlasts the grace: the clients are answered -32800") {
+    Fixture f({.shutdown_grace = 200ms});
+    const int port = f.listen();
+    HttpClient client(f.io, port);
+    auto slow = netclient::post(call("sleep", "[30000]", "1"));
+    client.send(slow);
+    WsClient ws(f.io, port);
+    ws.send(call("sleep", "[30000]", "2"));
+    std::this_thread::sleep_for(100ms);
+    const auto start = Clock::now();
+    f.server->shutdown();
+    CHECK(Clock::now() - start < 2s);
+    const auto reply = client.receive();
+    REQUIRE(reply);
+    CHECK(reply->body() == cancelled("1"));
+    CHECK(ws.receive() == cancelled("2"));
+  }
+
+  TEST_CASE("a server destroyed at once, never started, or with idle clients still connected") {
+    {
+      Fixture never_started;
+      never_started.server->listen("127.0.0.1", 0);
+    }
+    Fixture f({.shutdown_grace = 5s});
+    const int port = f.listen();
+    HttpClient idle(f.io, port);
+    WsClient ws(f.io, port);
+    REQUIRE(ws.call(call("add", "[1,1]", "1")) == result("1", "2"));
+    const auto start = Clock::now();
+    f.server.reset();
+    CHECK(Clock::now() - start < 1s);  // idle connections do not wait for the grace
+    CHECK(idle.closed_by_server());
+  }
+}
