@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The command line shared by the example servers: one binary serves stdio or HTTP.
+// The command line shared by the example servers: one binary serves stdio, or the network
+// (HTTP with WebSocket, TCP or a Unix socket) on rpc::net, or HTTP on the cpp-httplib adapter.
 #pragma once
 
 #include <csignal>
@@ -18,12 +19,20 @@
 #if defined(BATCHRPC_EXAMPLES_HTTP)
 #include <batchrpc/http.hpp>
 #endif
+#if defined(BATCHRPC_EXAMPLES_NET)
+#include <signal.h>
+
+#include <batchrpc/net.hpp>
+#endif
 
 namespace examples {
 
+// Where to serve.
+enum class Serve { none, stdio, http, ws, tcp, unix_socket, httplib };
+
 struct ServerConfig {
-  bool stdio = false;
-  bool http = false;
+  Serve serve = Serve::none;
+  std::string unix_path;
   rpc::Framing framing = rpc::Framing::lines;
   std::string host = "127.0.0.1";
   int port = 8080;
@@ -31,6 +40,8 @@ struct ServerConfig {
   std::vector<std::string> capabilities;
   std::size_t max_batch = rpc::Limits{}.max_batch;
   std::size_t threads = 4;
+  std::size_t io_threads = 1;
+  std::size_t max_connections = 10'000;
 };
 
 inline std::vector<std::string> split_commas(std::string_view list) {
@@ -45,8 +56,14 @@ inline std::vector<std::string> split_commas(std::string_view list) {
 inline int usage(std::string_view program, std::string_view problem) {
   if (!problem.empty()) std::cerr << program << ": " << problem << "\n";
   std::cerr << "usage: " << program
-            << " (--stdio [--framing lines|content-length] | --http [--host H] [--port N])\n"
-               "       [--capabilities a,b,...] [--max-batch N] [--threads N]\n"
+            << " (--stdio | --http | --ws | --tcp | --unix PATH | --httplib)\n"
+               "       [--framing lines|content-length] [--host H] [--port N] [--capabilities a,b,...]\n"
+               "       [--max-batch N] [--threads N] [--io-threads N] [--max-connections N]\n"
+               "  --stdio         standard input and output, framed by --framing (default lines)\n"
+               "  --http, --ws    HTTP POST and WebSocket on one port (rpc::net)\n"
+               "  --tcp           a TCP stream framed by --framing (rpc::net)\n"
+               "  --unix PATH     a Unix-domain socket framed by --framing (rpc::net)\n"
+               "  --httplib       HTTP on the cpp-httplib adapter\n"
                "  --capabilities  grant only these capabilities to every session (default: all)\n";
   return 2;
 }
@@ -71,10 +88,23 @@ inline std::optional<int> parse(int argc, char** argv, ServerConfig& config) {
         return false;
       }
     };
-    if (arg == "--stdio") {
-      config.stdio = true;
-    } else if (arg == "--http") {
-      config.http = true;
+    const auto choose = [&](Serve serve) {
+      if (config.serve != Serve::none) return false;
+      config.serve = serve;
+      return true;
+    };
+    if (arg == "--stdio" || arg == "--http" || arg == "--ws" || arg == "--tcp" || arg == "--httplib") {
+      const Serve serve = arg == "--stdio" ? Serve::stdio
+                          : arg == "--http" ? Serve::http
+                          : arg == "--ws"   ? Serve::ws
+                          : arg == "--tcp"  ? Serve::tcp
+                                            : Serve::httplib;
+      if (!choose(serve)) return usage(program, "give exactly one of --stdio, --http, --ws, --tcp, --unix, --httplib");
+    } else if (arg == "--unix") {
+      const auto v = value();
+      if (!v || v->empty()) return usage(program, "--unix needs a path");
+      if (!choose(Serve::unix_socket)) return usage(program, "give exactly one of --stdio, --http, --ws, --tcp, --unix, --httplib");
+      config.unix_path = std::string(*v);
     } else if (arg == "--framing") {
       const auto v = value();
       if (v == "lines") {
@@ -101,6 +131,12 @@ inline std::optional<int> parse(int argc, char** argv, ServerConfig& config) {
       if (!number(config.max_batch) || config.max_batch == 0) return usage(program, "--max-batch takes a positive number");
     } else if (arg == "--threads") {
       if (!number(config.threads) || config.threads == 0) return usage(program, "--threads takes a positive number");
+    } else if (arg == "--io-threads") {
+      if (!number(config.io_threads) || config.io_threads == 0) return usage(program, "--io-threads takes a positive number");
+    } else if (arg == "--max-connections") {
+      if (!number(config.max_connections) || config.max_connections == 0) {
+        return usage(program, "--max-connections takes a positive number");
+      }
     } else if (arg == "--help" || arg == "-h") {
       usage(program, "");
       return 0;
@@ -108,8 +144,80 @@ inline std::optional<int> parse(int argc, char** argv, ServerConfig& config) {
       return usage(program, "unknown option " + std::string(arg));
     }
   }
-  if (config.stdio == config.http) return usage(program, "give exactly one of --stdio and --http");
+  if (config.serve == Serve::none) return usage(program, "give one of --stdio, --http, --ws, --tcp, --unix, --httplib");
   return std::nullopt;
+}
+
+// HTTP on the cpp-httplib adapter, until the process ends.
+inline int serve_httplib([[maybe_unused]] std::string_view name, [[maybe_unused]] const ServerConfig& config,
+                         [[maybe_unused]] const rpc::Router& router,
+                         [[maybe_unused]] const std::vector<std::string>& granted,
+                         [[maybe_unused]] rpc::ThreadPool& pool) {
+#if defined(BATCHRPC_EXAMPLES_HTTP)
+  rpc::http::Server server(router, {.host = config.host, .port = config.port, .capabilities = granted,
+                                    .executor = &pool});
+  try {
+    const int port = server.bind();
+    std::cerr << name << ": listening on http://" << config.host << ":" << port << "/\n";
+  } catch (const std::exception& e) {
+    std::cerr << name << ": " << e.what() << "\n";
+    return 1;
+  }
+  server.run();
+  return 0;
+#else
+  std::cerr << name << ": built without the cpp-httplib adapter (install libcpp-httplib-dev and rebuild)\n";
+  return 1;
+#endif
+}
+
+// HTTP with WebSocket, TCP or a Unix socket on rpc::net, until SIGINT or SIGTERM; then a
+// graceful shutdown.
+inline int serve_net([[maybe_unused]] std::string_view name, [[maybe_unused]] const ServerConfig& config,
+                     [[maybe_unused]] const rpc::Router& router,
+                     [[maybe_unused]] const std::vector<std::string>& granted,
+                     [[maybe_unused]] rpc::ThreadPool& pool) {
+#if defined(BATCHRPC_EXAMPLES_NET)
+  // Blocked before the server's threads start, so that they inherit the mask and only the
+  // sigwait below takes the signals.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  rpc::net::Server server(router, {.capabilities = granted, .executor = &pool, .io_threads = config.io_threads,
+                                   .max_connections = config.max_connections});
+  const rpc::net::Protocol stream =
+      config.framing == rpc::Framing::lines ? rpc::net::Protocol::lines : rpc::net::Protocol::content_length;
+  try {
+    switch (config.serve) {
+      case Serve::unix_socket:
+        server.listen_unix(config.unix_path, stream);
+        std::cerr << name << ": listening on unix:" << config.unix_path << "\n";
+        break;
+      case Serve::tcp:
+        std::cerr << name << ": listening on tcp://" << config.host << ":"
+                  << server.listen(config.host, config.port, stream) << "/\n";
+        break;
+      default: {
+        const int port = server.listen(config.host, config.port, rpc::net::Protocol::http);
+        const char* scheme = config.serve == Serve::ws ? "ws" : "http";
+        std::cerr << name << ": listening on " << scheme << "://" << config.host << ":" << port << "/\n";
+      }
+    }
+    server.start();
+  } catch (const std::exception& e) {
+    std::cerr << name << ": " << e.what() << "\n";
+    return 1;
+  }
+  int signal = 0;
+  sigwait(&stop_signals, &signal);
+  server.shutdown();
+  return 0;
+#else
+  std::cerr << name << ": built without the network transports (install libboost1.81-dev and rebuild)\n";
+  return 1;
+#endif
 }
 
 /**
@@ -129,27 +237,13 @@ inline int run_server(int argc, char** argv, std::string_view name,
   const std::vector<std::string> granted = config.capabilities_given ? config.capabilities : router.capabilities();
   rpc::ThreadPool pool(config.threads);
 
-  if (config.stdio) {
+  if (config.serve == Serve::stdio) {
     rpc::Session session(router, {.capabilities = granted, .executor = &pool});
     rpc::serve_stream(session, STDIN_FILENO, STDOUT_FILENO, {.framing = config.framing});
     return 0;
   }
-#if defined(BATCHRPC_EXAMPLES_HTTP)
-  rpc::http::Server server(router, {.host = config.host, .port = config.port, .capabilities = granted,
-                                    .executor = &pool});
-  try {
-    const int port = server.bind();
-    std::cerr << name << ": listening on http://" << config.host << ":" << port << "/\n";
-  } catch (const std::exception& e) {
-    std::cerr << name << ": " << e.what() << "\n";
-    return 1;
-  }
-  server.run();
-  return 0;
-#else
-  std::cerr << name << ": built without HTTP support (install libcpp-httplib-dev and rebuild)\n";
-  return 1;
-#endif
+  if (config.serve == Serve::httplib) return serve_httplib(name, config, router, granted, pool);
+  return serve_net(name, config, router, granted, pool);
 }
 
 }  // namespace examples

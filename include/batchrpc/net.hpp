@@ -13,7 +13,8 @@
 ///
 /// WebSocket: a request that asks to upgrade (any path) becomes a WebSocket connection with a
 /// session of its own; each text message is one JSON-RPC message and each reply one text
-/// message, sent as it completes. A binary message closes the connection with 1003, one past
+/// message, sent as it completes. A binary message closes the connection with 1003, a text
+/// message that is not UTF-8 with 1007 (the WebSocket protocol requires it), one past
 /// `max_message_bytes` with 1009; shutdown closes with 1001. Pings keep it alive.
 ///
 /// Streams (TCP or Unix-domain): one session per connection, framed by lines or

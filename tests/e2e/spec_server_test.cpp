@@ -30,6 +30,11 @@
 #if defined(BATCHRPC_TEST_HTTP)
 #include <httplib.h>
 #endif
+#if defined(BATCHRPC_TEST_NET)
+#include <filesystem>
+
+#include "net/net_client.hpp"
+#endif
 
 #if !defined(BATCHRPC_E2E_SPEC_SERVER)
 #error "BATCHRPC_E2E_SPEC_SERVER must name spec_server's path (tests/CMakeLists.txt sets it)"
@@ -75,7 +80,7 @@ double seconds_since(Clock::time_point start) {
 
 // ---- Transports --------------------------------------------------------------------------------
 
-enum class Transport { lines, content_length, http };
+enum class Transport { lines, content_length, http, ws, tcp_lines, unix_content_length };
 
 // One connection to a freshly started spec_server.
 class Peer {
@@ -242,9 +247,136 @@ class HttpServer final : public Peer {
 
 #endif  // BATCHRPC_TEST_HTTP
 
+#if defined(BATCHRPC_TEST_NET)
+
+// The port spec_server reports on stderr after `prefix` ("spec_server: listening on ws://...:").
+int reported_port(e2e::ChildProcess& child, std::string_view prefix) {
+  const std::optional<std::string> err = child.wait_for_stderr("/\n", kTimeout);
+  INFO("stderr: ", child.stderr_text());
+  REQUIRE(err);
+  const auto at = err->find(prefix);
+  REQUIRE(at != std::string::npos);
+  int port = 0;
+  const char* first = err->data() + at + prefix.size();
+  const auto r = std::from_chars(first, err->data() + err->size(), port);
+  REQUIRE(r.ec == std::errc{});
+  REQUIRE(port > 0);
+  return port;
+}
+
+// A connection that carries messages both ways (WebSocket, or a framed network stream) to a
+// spec_server serving it on rpc::net.
+class MessagePeer : public Peer {
+ public:
+  virtual void send(std::string_view message) = 0;
+  virtual std::optional<std::string> receive() = 0;
+
+  // As StdioServer's: without a reply expected, a ping sent right after must be answered next.
+  std::optional<std::string> exchange(std::string_view message, bool reply_expected) override {
+    send(message);
+    if (reply_expected) return receive();
+    const std::string probe_id = "\"probe-" + std::to_string(++probes_) + "\"";
+    send(R"({"jsonrpc":"2.0","method":"ping","id":)" + probe_id + "}");
+    const auto next = receive();
+    if (next == result(probe_id, "{}")) return std::nullopt;
+    return next;
+  }
+
+ private:
+  int probes_ = 0;
+};
+
+// spec_server --ws: one WebSocket connection.
+class WsServer final : public MessagePeer {
+ public:
+  explicit WsServer(const std::vector<std::string>& options = {})
+      : child_(kServer, with({"--ws", "--host", "127.0.0.1", "--port", "0"}, options)),
+        client_(io_, reported_port(child_, "spec_server: listening on ws://127.0.0.1:")) {}
+
+  void send(std::string_view message) override { client_.send(message); }
+  std::optional<std::string> receive() override { return client_.receive(); }
+  [[nodiscard]] int close_code() const { return client_.close_code(); }
+  void finish() override {
+    INFO("stderr: ", child_.stderr_text());
+    CHECK_FALSE(child_.wait_exit(0ms));
+  }
+
+ private:
+  e2e::ChildProcess child_;
+  netclient::asio::io_context io_;
+  netclient::WsClient client_;
+};
+
+// spec_server --tcp --framing lines, or --unix PATH --framing content-length: one connection.
+class NetStreamServer final : public MessagePeer {
+ public:
+  NetStreamServer(Transport transport, const std::vector<std::string>& options = {})
+      : path_(transport == Transport::unix_content_length ? socket_path() : std::string()),
+        child_(kServer, with(transport == Transport::tcp_lines
+                                 ? std::vector<std::string>{"--tcp", "--framing", "lines", "--host", "127.0.0.1", "--port", "0"}
+                                 : std::vector<std::string>{"--unix", path_, "--framing", "content-length"},
+                             options)),
+        client_(connect(transport)) {}
+
+  void send(std::string_view message) override { client_->send(message); }
+  std::optional<std::string> receive() override { return client_->receive(); }
+  void finish() override {
+    INFO("stderr: ", child_.stderr_text());
+    CHECK_FALSE(child_.wait_exit(0ms));
+  }
+
+ private:
+  // Hides which socket type is under the client.
+  struct Client {
+    virtual ~Client() = default;
+    virtual void send(std::string_view message) = 0;
+    virtual std::optional<std::string> receive() = 0;
+  };
+  template <class Socket>
+  struct ClientOver final : Client {
+    ClientOver(Socket socket, bool content_length) : stream(std::move(socket), content_length) {}
+    void send(std::string_view message) override { stream.send(message); }
+    std::optional<std::string> receive() override { return stream.receive(); }
+    netclient::StreamClient<Socket> stream;
+  };
+
+  static std::string socket_path() {
+    static int count = 0;
+    const auto file = "batchrpc-e2e-" + std::to_string(::getpid()) + "-" + std::to_string(++count) + ".sock";
+    return (std::filesystem::temp_directory_path() / file).string();
+  }
+
+  std::unique_ptr<Client> connect(Transport transport) {
+    if (transport == Transport::tcp_lines) {
+      const int port = reported_port(child_, "spec_server: listening on tcp://127.0.0.1:");
+      return std::make_unique<ClientOver<netclient::tcp::socket>>(netclient::connect_tcp(io_, port), false);
+    }
+    REQUIRE(child_.wait_for_stderr(path_ + "\n", kTimeout));
+    return std::make_unique<ClientOver<netclient::unix_socket::socket>>(netclient::connect_unix(io_, path_), true);
+  }
+
+  std::string path_;
+  e2e::ChildProcess child_;
+  netclient::asio::io_context io_;
+  std::unique_ptr<Client> client_;
+};
+
+// A network peer started for `transport`, as a MessagePeer.
+std::unique_ptr<MessagePeer> start_messages(Transport transport, const std::vector<std::string>& options = {}) {
+  if (transport == Transport::ws) return std::make_unique<WsServer>(options);
+  return std::make_unique<NetStreamServer>(transport, options);
+}
+
+#endif  // BATCHRPC_TEST_NET
+
 std::unique_ptr<Peer> start(Transport transport, const std::vector<std::string>& options = {}) {
 #if defined(BATCHRPC_TEST_HTTP)
   if (transport == Transport::http) return std::make_unique<HttpServer>(options);
+#endif
+#if defined(BATCHRPC_TEST_NET)
+  if (transport == Transport::ws || transport == Transport::tcp_lines || transport == Transport::unix_content_length) {
+    return start_messages(transport, options);
+  }
 #endif
   return std::make_unique<StdioServer>(transport, options);
 }
@@ -338,16 +470,27 @@ struct Over {
 using StdioLines = Over<Transport::lines>;
 using StdioContentLength = Over<Transport::content_length>;
 using Http = Over<Transport::http>;
+using WebSocket = Over<Transport::ws>;
+using TcpLines = Over<Transport::tcp_lines>;
+using UnixContentLength = Over<Transport::unix_content_length>;
 }  // namespace
 TYPE_TO_STRING_AS("stdio, lines", StdioLines);
 TYPE_TO_STRING_AS("stdio, Content-Length", StdioContentLength);
 TYPE_TO_STRING_AS("http", Http);
+TYPE_TO_STRING_AS("websocket", WebSocket);
+TYPE_TO_STRING_AS("tcp, lines", TcpLines);
+TYPE_TO_STRING_AS("unix, Content-Length", UnixContentLength);
 
 #define E2E_STDIO StdioLines, StdioContentLength
-#if defined(BATCHRPC_TEST_HTTP)
-#define E2E_ALL_TRANSPORTS StdioLines, StdioContentLength, Http
+#if defined(BATCHRPC_TEST_NET)
+#define E2E_NET_MESSAGES , WebSocket, TcpLines, UnixContentLength
 #else
-#define E2E_ALL_TRANSPORTS StdioLines, StdioContentLength
+#define E2E_NET_MESSAGES
+#endif
+#if defined(BATCHRPC_TEST_HTTP)
+#define E2E_ALL_TRANSPORTS StdioLines, StdioContentLength, Http E2E_NET_MESSAGES
+#else
+#define E2E_ALL_TRANSPORTS StdioLines, StdioContentLength E2E_NET_MESSAGES
 #endif
 
 // ---- §2 singletons, §3 batches: every transport ------------------------------------------------
@@ -494,7 +637,17 @@ TEST_SUITE("e2e") {
         error(
             "null", -32700, "Parse error",
             R"({"offset":41,"reason":"The document root must not be followed by other values."})"));
-    // Invalid UTF-8 (the reason's wording is the parser's, pinned by the unit tests).
+    // Invalid UTF-8 (the reason's wording is the parser's, pinned by the unit tests). WebSocket
+    // text must be UTF-8: the protocol itself fails such a connection, with close code 1007.
+#if defined(BATCHRPC_TEST_NET)
+    if constexpr (T::transport == Transport::ws) {
+      auto& ws = dynamic_cast<WsServer&>(*peer);
+      ws.send("{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"params\":{\"nonce\":\"\xff\"},\"id\":1}");
+      CHECK_FALSE(ws.receive());
+      CHECK(ws.close_code() == 1007);
+      return;
+    }
+#endif
     const auto bad_utf8 = peer->exchange(
         "{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"params\":{\"nonce\":\"\xff\"},\"id\":1}", true);
     REQUIRE(bad_utf8);
@@ -545,6 +698,20 @@ TEST_SUITE("e2e") {
               true) == result("3", R"({"cancelled":false})"));
     peer->finish();
   }
+
+#if defined(BATCHRPC_TEST_NET)
+  TEST_CASE_TEMPLATE("network: notifications/cancel in a later message cancels a running sleep", T,
+                     WebSocket, TcpLines, UnixContentLength) {
+    auto peer = start_messages(T::transport);
+    const auto start_time = Clock::now();
+    peer->send(R"({"jsonrpc":"2.0","method":"sleep","params":{"ms":10000},"id":1})");
+    std::this_thread::sleep_for(100ms);  // let it start running
+    peer->send(R"({"jsonrpc":"2.0","method":"notifications/cancel","params":{"id":1}})");
+    CHECK(peer->receive() == cancelled("1"));
+    CHECK(seconds_since(start_time) < 3.0);
+    peer->finish();
+  }
+#endif
 
   TEST_CASE_TEMPLATE("notifications/cancel in a later message cancels a running sleep", T,
                      E2E_STDIO) {

@@ -3,7 +3,9 @@
 // reading paused at the in-flight cap, and the upgrade to WebSocket.
 #pragma once
 
+#include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -83,6 +85,8 @@ class HttpConnection final : public Connection, public std::enable_shared_from_t
 
   static constexpr std::size_t kHeaderLimit = 16 * 1024;
   static constexpr std::size_t kKeptBuffer = 16 * 1024;
+  static constexpr std::size_t kScratch = 16 * 1024;
+  static constexpr std::chrono::milliseconds kLingerLimit{5'000};
 
   template <class Phase>
   void post(Phase phase) {
@@ -310,7 +314,7 @@ class HttpConnection final : public Connection, public std::enable_shared_from_t
     const bool close_after = slots_.front().close_after;
     slots_.pop_front();
     ++first_sequence_;
-    if (close_after) return close();
+    if (close_after) return linger();
     write_next();
     read_next();
     close_when_done();
@@ -320,6 +324,30 @@ class HttpConnection final : public Connection, public std::enable_shared_from_t
 
   void close_when_done() {
     if (input_ended_ && slots_.empty() && !writing_) close();
+  }
+
+  // After a last response: the sending side is shut, and what the client still sends (the rest
+  // of a body refused 413, say) is read and dropped for a while before the socket is closed.
+  // Closing at once, with unread bytes, would reset the connection, and the client could lose
+  // the response before reading it.
+  void linger() {
+    input_ended_ = true;
+    if (closed_ || reading_) return;  // a read in progress ends in close_when_done
+    boost::system::error_code ignored;
+    socket_.shutdown(Socket::shutdown_send, ignored);
+    deadline_.arm(std::min<std::chrono::milliseconds>(hub_.options.request_timeout, kLingerLimit),
+                  [self = this->shared_from_this()] { self->close(); });
+    discard();
+  }
+
+  void discard() {
+    if (closed_) return;
+    if (!scratch_) scratch_ = std::make_unique<char[]>(kScratch);
+    socket_.async_read_some(asio::buffer(scratch_.get(), kScratch),
+                            [self = this->shared_from_this()](const boost::system::error_code& error, std::size_t) {
+                              if (error) return self->close();
+                              self->discard();
+                            });
   }
 
   void drain() {
@@ -347,6 +375,7 @@ class HttpConnection final : public Connection, public std::enable_shared_from_t
   Deadline write_deadline_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
+  std::unique_ptr<char[]> scratch_;  // for the bytes dropped while lingering
   std::shared_ptr<rpc::detail::SessionEntry> own_session_;  // made with its first request
   std::deque<Slot> slots_;             // responses not written yet, in request order
   std::uint64_t first_sequence_ = 0;   // the sequence number of slots_.front()
