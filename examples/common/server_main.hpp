@@ -42,6 +42,7 @@ struct ServerConfig {
   std::size_t threads = 4;
   std::size_t io_threads = 1;
   std::size_t max_connections = 10'000;
+  std::string session_prefix;
 };
 
 inline std::vector<std::string> split_commas(std::string_view list) {
@@ -59,12 +60,14 @@ inline int usage(std::string_view program, std::string_view problem) {
             << " (--stdio | --http | --ws | --tcp | --unix PATH | --httplib)\n"
                "       [--framing lines|content-length] [--host H] [--port N] [--capabilities a,b,...]\n"
                "       [--max-batch N] [--threads N] [--io-threads N] [--max-connections N]\n"
+               "       [--session-prefix P]\n"
                "  --stdio         standard input and output, framed by --framing (default lines)\n"
                "  --http, --ws    HTTP POST and WebSocket on one port (rpc::net)\n"
                "  --tcp           a TCP stream framed by --framing (rpc::net)\n"
                "  --unix PATH     a Unix-domain socket framed by --framing (rpc::net)\n"
                "  --httplib       HTTP on the cpp-httplib adapter\n"
-               "  --capabilities  grant only these capabilities to every session (default: all)\n";
+               "  --capabilities  grant only these capabilities to every session (default: all)\n"
+               "  --session-prefix  start HTTP session ids with P (a load balancer routes on it)\n";
   return 2;
 }
 
@@ -131,6 +134,10 @@ inline std::optional<int> parse(int argc, char** argv, ServerConfig& config) {
       if (!number(config.max_batch) || config.max_batch == 0) return usage(program, "--max-batch takes a positive number");
     } else if (arg == "--threads") {
       if (!number(config.threads) || config.threads == 0) return usage(program, "--threads takes a positive number");
+    } else if (arg == "--session-prefix") {
+      const auto v = value();
+      if (!v) return usage(program, "--session-prefix needs a value");
+      config.session_prefix = std::string(*v);
     } else if (arg == "--io-threads") {
       if (!number(config.io_threads) || config.io_threads == 0) return usage(program, "--io-threads takes a positive number");
     } else if (arg == "--max-connections") {
@@ -186,7 +193,8 @@ inline int serve_net([[maybe_unused]] std::string_view name, [[maybe_unused]] co
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   rpc::net::Server server(router, {.capabilities = granted, .executor = &pool, .io_threads = config.io_threads,
-                                   .max_connections = config.max_connections});
+                                   .max_connections = config.max_connections,
+                                   .session_id_prefix = config.session_prefix});
   const rpc::net::Protocol stream =
       config.framing == rpc::Framing::lines ? rpc::net::Protocol::lines : rpc::net::Protocol::content_length;
   try {

@@ -61,6 +61,10 @@ struct ServerOptions {
   /// sends it back is served by that session, whichever connection it comes on (so a cancel
   /// reaches a request running on another connection). Empty: one session per connection.
   std::string session_header = "Rpc-Session-Id";
+  /// HTTP: put before every session id (then 32 hex digits). Behind a load balancer, give
+  /// each server its own prefix and route on it, so that a request naming a session (a
+  /// cancel) reaches the server that has it (see deploy/nginx/).
+  std::string session_id_prefix{};
   /// HTTP: sessions kept for reuse by id; past this, the least recently used idle one goes.
   std::size_t max_sessions = 1024;
   /// HTTP: how long an idle session is kept for reuse after its last request.

@@ -136,6 +136,16 @@ TEST_SUITE("net: HTTP") {
     CHECK(batch->body() == "[" + result("1", "2") + "," + error("\"x\"", -32601, "Method not found") + "]");
   }
 
+  TEST_CASE("session ids carry the configured prefix, for a load balancer to route on") {
+    Fixture f({.session_id_prefix = "b7-"});
+    HttpClient client(f.io, f.listen());
+    const auto reply = client.call(call("add", "[1,1]", "1"));
+    REQUIRE(reply);
+    const std::string id((*reply)["Rpc-Session-Id"]);
+    CHECK(id.size() == 35);
+    CHECK(id.rfind("b7-", 0) == 0);
+  }
+
   TEST_CASE("other methods are 405, other content types 415, a body past the limit 413 and closed") {
     Fixture f({}, rpc::Limits{.max_message_bytes = 1024});
     HttpClient client(f.io, f.listen());

@@ -29,6 +29,7 @@ struct RegistryOptions {
   bool by_id = true;                       // false: one session per connection, no ids
   std::size_t max_sessions = 1024;         // kept by id; past this the least recently used idle one goes
   std::chrono::seconds idle{300};          // an idle session is kept this long after its last request
+  std::string id_prefix{};                 // put before every id (a load balancer routes on it)
 };
 
 // A session and the id clients use to come back to it.
@@ -210,7 +211,7 @@ class SessionRegistry {
   // 128 random bits as hex: ids cannot be guessed from one another.
   std::string random_id_locked() {
     static constexpr char hex[] = "0123456789abcdef";
-    std::string id;
+    std::string id = options_.id_prefix;
     for (int word = 0; word < 4; ++word) {
       std::uint32_t bits = random_();
       for (int i = 0; i < 8; ++i, bits >>= 4) id += hex[bits & 15];

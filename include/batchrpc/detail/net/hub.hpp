@@ -50,7 +50,8 @@ class Hub {
         sessions(router, {.session = session_options,
                           .by_id = !options.session_header.empty(),
                           .max_sessions = options.max_sessions,
-                          .idle = options.session_idle}) {}
+                          .idle = options.session_idle,
+                          .id_prefix = options.session_id_prefix}) {}
 
   const Router& router;
   const ServerOptions& options;
