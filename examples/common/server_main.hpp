@@ -21,6 +21,7 @@
 #endif
 #if defined(BATCHRPC_EXAMPLES_NET)
 #include <signal.h>
+#include <sys/resource.h>
 
 #include <batchrpc/net.hpp>
 #endif
@@ -192,6 +193,12 @@ inline int serve_net([[maybe_unused]] std::string_view name, [[maybe_unused]] co
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // Each connection is a file descriptor: allow as many as the hard limit does (often 1024 by
+  // default, too few for --max-connections 10000).
+  if (rlimit files{}; getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &files);
+  }
   rpc::net::Server server(router, {.capabilities = granted, .executor = &pool, .io_threads = config.io_threads,
                                    .max_connections = config.max_connections,
                                    .session_id_prefix = config.session_prefix});
