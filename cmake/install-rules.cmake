@@ -47,6 +47,13 @@ if(TARGET batchrpc_net)
           FILE batchrpcNetTargets.cmake
           DESTINATION "${BATCHRPC_INSTALL_CMAKEDIR}")
 endif()
+if(TARGET batchrpc_net_tls)
+  install(TARGETS batchrpc_net_tls EXPORT batchrpcNetTlsTargets)
+  install(EXPORT batchrpcNetTlsTargets
+          NAMESPACE batchrpc::
+          FILE batchrpcNetTlsTargets.cmake
+          DESTINATION "${BATCHRPC_INSTALL_CMAKEDIR}")
+endif()
 
 if(EXISTS "${PROJECT_SOURCE_DIR}/LICENSE")
   install(FILES "${PROJECT_SOURCE_DIR}/LICENSE" DESTINATION "${CMAKE_INSTALL_DOCDIR}")
@@ -86,6 +93,11 @@ if(TARGET batchrpc_net)
   export(EXPORT batchrpcNetTargets
          NAMESPACE batchrpc::
          FILE "${PROJECT_BINARY_DIR}/batchrpcNetTargets.cmake")
+endif()
+if(TARGET batchrpc_net_tls)
+  export(EXPORT batchrpcNetTlsTargets
+         NAMESPACE batchrpc::
+         FILE "${PROJECT_BINARY_DIR}/batchrpcNetTlsTargets.cmake")
 endif()
 foreach(_batchrpc_file IN ITEMS rapidjson-target.cmake httplib-target.cmake)
   configure_file("${PROJECT_SOURCE_DIR}/cmake/${_batchrpc_file}"

@@ -24,6 +24,9 @@
 #include <sys/resource.h>
 
 #include <batchrpc/net.hpp>
+#if defined(BATCHRPC_NET_TLS)
+#include <boost/asio/ssl/context.hpp>
+#endif
 #endif
 
 namespace examples {
@@ -44,6 +47,8 @@ struct ServerConfig {
   std::size_t io_threads = 1;
   std::size_t max_connections = 10'000;
   std::string session_prefix;
+  std::string tls_cert;  // PEM files: with both, the network listener speaks TLS
+  std::string tls_key;
 };
 
 inline std::vector<std::string> split_commas(std::string_view list) {
@@ -61,14 +66,15 @@ inline int usage(std::string_view program, std::string_view problem) {
             << " (--stdio | --http | --ws | --tcp | --unix PATH | --httplib)\n"
                "       [--framing lines|content-length] [--host H] [--port N] [--capabilities a,b,...]\n"
                "       [--max-batch N] [--threads N] [--io-threads N] [--max-connections N]\n"
-               "       [--session-prefix P]\n"
+               "       [--session-prefix P] [--tls-cert FILE --tls-key FILE]\n"
                "  --stdio         standard input and output, framed by --framing (default lines)\n"
                "  --http, --ws    HTTP POST and WebSocket on one port (rpc::net)\n"
                "  --tcp           a TCP stream framed by --framing (rpc::net)\n"
                "  --unix PATH     a Unix-domain socket framed by --framing (rpc::net)\n"
                "  --httplib       HTTP on the cpp-httplib adapter\n"
                "  --capabilities  grant only these capabilities to every session (default: all)\n"
-               "  --session-prefix  start HTTP session ids with P (a load balancer routes on it)\n";
+               "  --session-prefix  start HTTP session ids with P (a load balancer routes on it)\n"
+               "  --tls-cert, --tls-key  TLS on the network listener (PEM certificate chain and key)\n";
   return 2;
 }
 
@@ -139,6 +145,10 @@ inline std::optional<int> parse(int argc, char** argv, ServerConfig& config) {
       const auto v = value();
       if (!v) return usage(program, "--session-prefix needs a value");
       config.session_prefix = std::string(*v);
+    } else if (arg == "--tls-cert" || arg == "--tls-key") {
+      const auto v = value();
+      if (!v || v->empty()) return usage(program, std::string(arg) + " needs a file");
+      (arg == "--tls-cert" ? config.tls_cert : config.tls_key) = std::string(*v);
     } else if (arg == "--io-threads") {
       if (!number(config.io_threads) || config.io_threads == 0) return usage(program, "--io-threads takes a positive number");
     } else if (arg == "--max-connections") {
@@ -153,6 +163,7 @@ inline std::optional<int> parse(int argc, char** argv, ServerConfig& config) {
     }
   }
   if (config.serve == Serve::none) return usage(program, "give one of --stdio, --http, --ws, --tcp, --unix, --httplib");
+  if (config.tls_cert.empty() != config.tls_key.empty()) return usage(program, "give both --tls-cert and --tls-key");
   return std::nullopt;
 }
 
@@ -202,21 +213,41 @@ inline int serve_net([[maybe_unused]] std::string_view name, [[maybe_unused]] co
   rpc::net::Server server(router, {.capabilities = granted, .executor = &pool, .io_threads = config.io_threads,
                                    .max_connections = config.max_connections,
                                    .session_id_prefix = config.session_prefix});
+  boost::asio::ssl::context* tls = nullptr;
+#if defined(BATCHRPC_NET_TLS)
+  std::optional<boost::asio::ssl::context> tls_context;
+  if (!config.tls_cert.empty()) {
+    try {
+      tls_context.emplace(boost::asio::ssl::context::tls_server);
+      tls_context->use_certificate_chain_file(config.tls_cert);
+      tls_context->use_private_key_file(config.tls_key, boost::asio::ssl::context::pem);
+      tls = &*tls_context;
+    } catch (const std::exception& e) {
+      std::cerr << name << ": cannot load the TLS certificate or key: " << e.what() << "\n";
+      return 1;
+    }
+  }
+#else
+  if (!config.tls_cert.empty()) {
+    std::cerr << name << ": built without TLS (install libssl-dev and rebuild)\n";
+    return 1;
+  }
+#endif
   const rpc::net::Protocol stream =
       config.framing == rpc::Framing::lines ? rpc::net::Protocol::lines : rpc::net::Protocol::content_length;
   try {
     switch (config.serve) {
       case Serve::unix_socket:
-        server.listen_unix(config.unix_path, stream);
+        server.listen_unix(config.unix_path, stream, tls);
         std::cerr << name << ": listening on unix:" << config.unix_path << "\n";
         break;
       case Serve::tcp:
         std::cerr << name << ": listening on tcp://" << config.host << ":"
-                  << server.listen(config.host, config.port, stream) << "/\n";
+                  << server.listen(config.host, config.port, stream, tls) << "/\n";
         break;
       default: {
-        const int port = server.listen(config.host, config.port, rpc::net::Protocol::http);
-        const char* scheme = config.serve == Serve::ws ? "ws" : "http";
+        const int port = server.listen(config.host, config.port, rpc::net::Protocol::http, tls);
+        const char* scheme = config.serve == Serve::ws ? (tls ? "wss" : "ws") : (tls ? "https" : "http");
         std::cerr << name << ": listening on " << scheme << "://" << config.host << ":" << port << "/\n";
       }
     }

@@ -91,24 +91,31 @@ class Server {
   /// Shuts down (see the class comment) and joins every thread of the server's.
   ~Server() { shutdown(); }
 
-  /// Listens on TCP `host`:`port` (port 0 picks a free one); returns the port.
-  /// @throws std::runtime_error if the address cannot be bound, std::logic_error after shutdown.
-  int listen(const std::string& host, int port, Protocol protocol = Protocol::http) {
+  /// Listens on TCP `host`:`port` (port 0 picks a free one); returns the port. With `tls`,
+  /// every connection is TLS (HTTPS, WSS, or a stream inside TLS): `tls` holds the server's
+  /// certificate and key and must outlive the server; it needs the `batchrpc::net_tls` target
+  /// (BATCHRPC_NET_TLS, OpenSSL), defined alike in every translation unit of the program.
+  /// @throws std::runtime_error if the address cannot be bound, std::logic_error after
+  /// shutdown or for TLS without BATCHRPC_NET_TLS.
+  int listen(const std::string& host, int port, Protocol protocol = Protocol::http,
+             boost::asio::ssl::context* tls = nullptr) {
     boost::system::error_code error;
     const auto address = boost::asio::ip::make_address(host, error);
     if (error || port < 0 || port > 65535) throw std::runtime_error("batchrpc: cannot listen on " + host + ":" + std::to_string(port));
     const boost::asio::ip::tcp::endpoint endpoint(address, static_cast<unsigned short>(port));
-    auto listener = add<boost::asio::ip::tcp>(protocol, endpoint, host + ":" + std::to_string(port));
+    auto listener = add<boost::asio::ip::tcp>(protocol, endpoint, host + ":" + std::to_string(port), tls);
     return listener->local_endpoint().port();
   }
 
   /// Listens on the Unix-domain socket `path`, replacing a socket file left there by an
   /// earlier run (any other kind of file there is an error); the file is removed at shutdown.
-  /// @throws std::runtime_error if it cannot, std::logic_error after shutdown.
-  void listen_unix(const std::string& path, Protocol protocol = Protocol::http) {
+  /// `tls` as for `listen`. @throws std::runtime_error if it cannot, std::logic_error after
+  /// shutdown or for TLS without BATCHRPC_NET_TLS.
+  void listen_unix(const std::string& path, Protocol protocol = Protocol::http,
+                   boost::asio::ssl::context* tls = nullptr) {
     std::error_code ignored;
     if (std::filesystem::is_socket(path, ignored)) std::filesystem::remove(path, ignored);
-    add<boost::asio::local::stream_protocol>(protocol, boost::asio::local::stream_protocol::endpoint(path), path);
+    add<boost::asio::local::stream_protocol>(protocol, boost::asio::local::stream_protocol::endpoint(path), path, tls);
     std::lock_guard lock(mutex_);
     unix_paths_.push_back(path);
   }
@@ -168,12 +175,15 @@ class Server {
 
   template <class Transport>
   std::shared_ptr<detail::Listener<Transport>> add(Protocol protocol, const typename Transport::endpoint& endpoint,
-                                                   const std::string& where) {
+                                                   const std::string& where, boost::asio::ssl::context* tls) {
+#if !defined(BATCHRPC_NET_TLS)
+    if (tls != nullptr) throw std::logic_error("batchrpc: TLS needs BATCHRPC_NET_TLS (link batchrpc::net_tls)");
+#endif
     std::lock_guard lock(mutex_);
     if (shut_down_) throw std::logic_error("batchrpc: net::Server::listen after shutdown");
     std::shared_ptr<detail::Listener<Transport>> listener;
     try {
-      listener = std::make_shared<detail::Listener<Transport>>(io_, hub_, protocol, endpoint);
+      listener = std::make_shared<detail::Listener<Transport>>(io_, hub_, protocol, endpoint, tls);
     } catch (const boost::system::system_error& e) {
       throw std::runtime_error("batchrpc: cannot listen on " + where + ": " + e.code().message());
     }

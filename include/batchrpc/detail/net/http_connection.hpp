@@ -52,12 +52,12 @@ inline bool is_json_type(std::string_view content_type) {
 // Lifetime: as StreamConnection's (shared pointers held by pending operations and by each
 // request in flight; destroyed on its strand). A request's session is held (SessionUse) until
 // its reply is made, and released on the strand.
-template <class Socket>
-class HttpConnection final : public Connection, public std::enable_shared_from_this<HttpConnection<Socket>> {
+template <class Stream>
+class HttpConnection final : public Connection, public std::enable_shared_from_this<HttpConnection<Stream>> {
  public:
   // `refusing`: the server is full; the connection's request is answered 503 (or its
   // WebSocket closed 1013), then it is closed.
-  HttpConnection(Hub& hub, Socket socket, bool refusing)
+  HttpConnection(Hub& hub, Stream socket, bool refusing)
       : hub_(hub),
         socket_(std::move(socket)),
         deadline_(socket_.get_executor()),
@@ -104,7 +104,7 @@ class HttpConnection final : public Connection, public std::enable_shared_from_t
     if (slots_.empty() && buffer_.capacity() > kKeptBuffer) buffer_.shrink_to_fit();
     arm_idle_deadline();
     // Waiting for the next request takes no buffer: an idle connection costs little.
-    socket_.async_wait(Socket::wait_read, [self = this->shared_from_this()](const boost::system::error_code& error) {
+    raw_socket(socket_).async_wait(asio::socket_base::wait_read, [self = this->shared_from_this()](const boost::system::error_code& error) {
       if (error) return self->read_failed(error);
       self->read_header();
     });
@@ -290,7 +290,7 @@ class HttpConnection final : public Connection, public std::enable_shared_from_t
     upgraded_ = true;
     deadline_.disarm();
     write_deadline_.disarm();
-    auto ws = std::make_shared<WebSocketConnection<Socket>>(hub_, std::move(socket_));
+    auto ws = std::make_shared<WebSocketConnection<Stream>>(hub_, std::move(socket_));
     hub_.add_counted(*ws, ws, !refusing_);
     ws->start(std::move(request), refusing_);
   }
@@ -333,8 +333,7 @@ class HttpConnection final : public Connection, public std::enable_shared_from_t
   void linger() {
     input_ended_ = true;
     if (closed_ || reading_) return;  // a read in progress ends in close_when_done
-    boost::system::error_code ignored;
-    socket_.shutdown(Socket::shutdown_send, ignored);
+    shut_socket(socket_, asio::socket_base::shutdown_send);
     deadline_.arm(std::min<std::chrono::milliseconds>(hub_.options.request_timeout, kLingerLimit),
                   [self = this->shared_from_this()] { self->close(); });
     discard();
@@ -355,8 +354,7 @@ class HttpConnection final : public Connection, public std::enable_shared_from_t
     draining_ = true;
     input_ended_ = true;
     if (reading_) {  // the pending read ends now; a request half read is dropped
-      boost::system::error_code ignored;
-      socket_.shutdown(Socket::shutdown_receive, ignored);
+      shut_socket(socket_, asio::socket_base::shutdown_receive);
     }
     close_when_done();
   }
@@ -370,7 +368,7 @@ class HttpConnection final : public Connection, public std::enable_shared_from_t
   }
 
   Hub& hub_;
-  Socket socket_;
+  Stream socket_;
   Deadline deadline_;
   Deadline write_deadline_;
   beast::flat_buffer buffer_;

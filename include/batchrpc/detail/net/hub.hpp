@@ -15,7 +15,9 @@
 #include <utility>
 #include <vector>
 
+#include <boost/asio/socket_base.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core/stream_traits.hpp>
 
 #include "../../config.hpp"
 #include "../../net_options.hpp"
@@ -112,6 +114,12 @@ class Hub {
     return closing_;
   }
 
+  // A connection admitted but never opened (its TLS handshake failed) is uncounted.
+  void unadmit(bool served) {
+    std::lock_guard lock(mutex_);
+    (served ? served_ : refusing_) -= 1;
+  }
+
   // New connections are refused from now on.
   void close() {
     std::lock_guard lock(mutex_);
@@ -181,12 +189,27 @@ class Deadline {
   std::uint64_t generation_ = 0;
 };
 
-// Closes both directions of a socket, ignoring errors (the peer may be gone already).
-template <class Socket>
-void close_socket(Socket& socket) {
+// The socket under a stream (itself, or the one under a TLS layer).
+template <class Stream>
+auto& raw_socket(Stream& stream) {
+  return boost::beast::get_lowest_layer(stream);
+}
+
+// Shuts one direction of a stream's socket (asio::socket_base::shutdown_receive, say),
+// ignoring errors (the peer may be gone already).
+template <class Stream>
+void shut_socket(Stream& stream, asio::socket_base::shutdown_type what) {
   boost::system::error_code ignored;
-  socket.shutdown(Socket::shutdown_both, ignored);
-  socket.close(ignored);
+  raw_socket(stream).shutdown(what, ignored);
+}
+
+// Closes both directions of a stream's socket, ignoring errors. Under TLS no close_notify is
+// sent: every message is framed, so a truncation cannot pass for a whole one.
+template <class Stream>
+void close_socket(Stream& stream) {
+  boost::system::error_code ignored;
+  raw_socket(stream).shutdown(asio::socket_base::shutdown_both, ignored);
+  raw_socket(stream).close(ignored);
 }
 
 // The reply a stream or a refused connection gets when the server is full.

@@ -15,12 +15,21 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 
+#if defined(BATCHRPC_NET_TLS)
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/stream.hpp>
+#endif
+
 #include "../../config.hpp"
 #include "../../framing.hpp"
 #include "../../net_options.hpp"
 #include "http_connection.hpp"
 #include "hub.hpp"
 #include "stream_connection.hpp"
+
+namespace boost::asio::ssl {
+class context;
+}
 
 namespace rpc::inline BATCHRPC_ABI::net::detail {
 
@@ -40,8 +49,15 @@ class Listener final : public Listening, public std::enable_shared_from_this<Lis
   using Socket = typename Transport::socket;
 
   // Binds and listens now. @throws boost::system::system_error if it cannot.
-  Listener(asio::io_context& io, Hub& hub, Protocol protocol, const typename Transport::endpoint& endpoint)
-      : io_(io), hub_(hub), protocol_(protocol), acceptor_(asio::make_strand(io)), retry_(acceptor_.get_executor()) {
+  // With `tls` (not null), every connection begins with a TLS handshake.
+  Listener(asio::io_context& io, Hub& hub, Protocol protocol, const typename Transport::endpoint& endpoint,
+           asio::ssl::context* tls)
+      : io_(io),
+        hub_(hub),
+        protocol_(protocol),
+        tls_(tls),
+        acceptor_(asio::make_strand(io)),
+        retry_(acceptor_.get_executor()) {
     acceptor_.open(endpoint.protocol());
     if constexpr (std::is_same_v<Transport, asio::ip::tcp>) {
       acceptor_.set_option(asio::socket_base::reuse_address(true));
@@ -94,14 +110,45 @@ class Listener final : public Listening, public std::enable_shared_from_this<Lis
     const Hub::Admission admission = hub_.admit();
     if (admission == Hub::Admission::drop) return close_socket(socket);
     const bool served = admission == Hub::Admission::serve;
+#if defined(BATCHRPC_NET_TLS)
+    if (tls_ != nullptr) return handshake(std::move(socket), served);
+#endif
+    open(std::move(socket), served);
+  }
+
+#if defined(BATCHRPC_NET_TLS)
+  // The TLS handshake, within the request deadline; then the connection opens over it.
+  void handshake(Socket socket, bool served) {
+    struct Pending {
+      Pending(Socket socket, asio::ssl::context& tls)
+          : stream(std::move(socket), tls), deadline(stream.get_executor()) {}
+      asio::ssl::stream<Socket> stream;
+      asio::steady_timer deadline;
+    };
+    auto pending = std::make_shared<Pending>(std::move(socket), *tls_);
+    pending->deadline.expires_after(hub_.options.request_timeout);
+    pending->deadline.async_wait([weak = std::weak_ptr<Pending>(pending)](const boost::system::error_code& error) {
+      if (auto held = weak.lock(); held && !error) close_socket(held->stream);
+    });
+    pending->stream.async_handshake(asio::ssl::stream_base::server, [self = this->shared_from_this(), pending,
+                                                                      served](const boost::system::error_code& error) {
+      pending->deadline.cancel();
+      if (error) return self->hub_.unadmit(served);
+      self->open(std::move(pending->stream), served);
+    });
+  }
+#endif
+
+  template <class Stream>
+  void open(Stream stream, bool served) {
     if (protocol_ == Protocol::http) {
-      auto connection = std::make_shared<HttpConnection<Socket>>(hub_, std::move(socket), !served);
+      auto connection = std::make_shared<HttpConnection<Stream>>(hub_, std::move(stream), !served);
       hub_.add(*connection, connection, served);
       connection->start();
       return;
     }
     const Framing framing = protocol_ == Protocol::lines ? Framing::lines : Framing::content_length;
-    auto connection = std::make_shared<StreamConnection<Socket>>(hub_, std::move(socket), framing);
+    auto connection = std::make_shared<StreamConnection<Stream>>(hub_, std::move(stream), framing);
     hub_.add(*connection, connection, served);
     if (served) {
       connection->start();
@@ -113,6 +160,7 @@ class Listener final : public Listening, public std::enable_shared_from_this<Lis
   asio::io_context& io_;
   Hub& hub_;
   Protocol protocol_;
+  asio::ssl::context* tls_;  // not null: TLS on every connection
   typename Transport::acceptor acceptor_;
   asio::steady_timer retry_;
 };

@@ -28,12 +28,12 @@ using rpc::detail::StreamFramer;
 // Lifetime: owned by shared pointers held by its pending operations and by each message in
 // flight (a completion moves its reference into the handler it posts), so it lives until the
 // last reply is back, and is destroyed on its strand, never inside a session's completion.
-template <class Socket>
+template <class Stream>
 class StreamConnection final : public Connection,
                                public FrameSink,
-                               public std::enable_shared_from_this<StreamConnection<Socket>> {
+                               public std::enable_shared_from_this<StreamConnection<Stream>> {
  public:
-  StreamConnection(Hub& hub, Socket socket, Framing framing)
+  StreamConnection(Hub& hub, Stream socket, Framing framing)
       : hub_(hub),
         socket_(std::move(socket)),
         deadline_(socket_.get_executor()),
@@ -176,8 +176,7 @@ class StreamConnection final : public Connection,
     if (closed_) return;
     input_ended_ = true;  // messages already read are still answered
     if (reading_) {
-      boost::system::error_code ignored;
-      socket_.shutdown(Socket::shutdown_receive, ignored);  // the pending read ends now
+      shut_socket(socket_, asio::socket_base::shutdown_receive);  // the pending read ends now
     }
     close_when_done();
   }
@@ -197,7 +196,7 @@ class StreamConnection final : public Connection,
   }
 
   Hub& hub_;
-  Socket socket_;
+  Stream socket_;
   Deadline deadline_;
   Deadline write_deadline_;
   StreamFramer framer_;

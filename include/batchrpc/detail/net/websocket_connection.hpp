@@ -19,6 +19,9 @@
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/websocket/stream.hpp>
+#if defined(BATCHRPC_NET_TLS)
+#include <boost/beast/websocket/ssl.hpp>  // teardown of a WebSocket over TLS
+#endif
 
 #include "../../config.hpp"
 #include "../../session.hpp"
@@ -32,11 +35,11 @@ namespace websocket = boost::beast::websocket;
 
 // Lifetime: as StreamConnection's (shared pointers held by pending operations and by each
 // message in flight; destroyed on its strand).
-template <class Socket>
+template <class Stream>
 class WebSocketConnection final : public Connection,
-                                  public std::enable_shared_from_this<WebSocketConnection<Socket>> {
+                                  public std::enable_shared_from_this<WebSocketConnection<Stream>> {
  public:
-  WebSocketConnection(Hub& hub, Socket socket)
+  WebSocketConnection(Hub& hub, Stream socket)
       : hub_(hub), ws_(std::move(socket)), session_(hub.router, hub.session_options) {}
   ~WebSocketConnection() override { hub_.remove(*this); }
 
@@ -171,7 +174,7 @@ class WebSocketConnection final : public Connection,
     if (closed_) return;
     closed_ = true;
     closing_ = true;
-    close_socket(beast::get_lowest_layer(ws_));
+    close_socket(ws_);
     if (in_flight_ > 0) cancel();
   }
 
@@ -179,7 +182,7 @@ class WebSocketConnection final : public Connection,
   static constexpr std::chrono::milliseconds kCloseWait{500};
 
   Hub& hub_;
-  websocket::stream<Socket> ws_;
+  websocket::stream<Stream> ws_;
   beast::flat_buffer buffer_;
   Session session_;
   std::deque<std::string> queued_;  // replies in the order they completed; the front is being written
