@@ -3,7 +3,7 @@
 # Installs the Debian packages batchrpc's build needs, if any are missing.
 #   scripts/deps.sh [package...]   (default: rapidjson-dev doctest-dev libbenchmark-dev
 #                                   libcpp-httplib-dev libeigen3-dev libboost1.81-dev
-#                                   pkg-config; and Node.js
+#                                   libssl-dev pkg-config; and Node.js
 #                                   with npm, clang and its fuzzer runtime when missing)
 # Runs apt-get (update first) only when something is missing; uses sudo when not root.
 set -euo pipefail
@@ -11,7 +11,7 @@ set -euo pipefail
 if [[ $# -gt 0 ]]; then
   packages=("$@")
 else
-  packages=(rapidjson-dev doctest-dev libbenchmark-dev libcpp-httplib-dev libeigen3-dev libboost1.81-dev pkg-config)
+  packages=(rapidjson-dev doctest-dev libbenchmark-dev libcpp-httplib-dev libeigen3-dev libboost1.81-dev libssl-dev pkg-config)
 fi
 
 missing=()
