@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# cmake -DREADME=<README.md> -DSOURCE=<readme_snippets_test.cpp> -P check-readme-snippets.cmake
+# cmake -DREADME=<README.md> -DSOURCE=<file.cpp>[;<file.cpp>...] -P check-readme-snippets.cmake
 # Every README block marked `<!-- snippet: NAME -->` (the ```cpp fence on the next line) must
 # equal the region between `// snippet:begin NAME` and `// snippet:end` in SOURCE, compared
 # line by line with leading whitespace removed. SOURCE is compiled and run by the unit tests.
@@ -12,7 +12,11 @@ function(_normalise text out)
 endfunction()
 
 file(READ "${README}" readme)
-file(READ "${SOURCE}" source)
+set(source "")
+foreach(_file IN LISTS SOURCE)
+  file(READ "${_file}" _text)
+  string(APPEND source "${_text}\n")
+endforeach()
 string(REGEX MATCHALL "<!-- snippet: [a-z_]+ -->" markers "${readme}")
 if(NOT markers)
   message(FATAL_ERROR "no `<!-- snippet: NAME -->` blocks in ${README}")

@@ -47,6 +47,14 @@ if(TARGET batchrpc_net)
           FILE batchrpcNetTargets.cmake
           DESTINATION "${BATCHRPC_INSTALL_CMAKEDIR}")
 endif()
+if(TARGET batchrpc_net_compiled)
+  install(TARGETS batchrpc_net_compiled EXPORT batchrpcNetCompiledTargets
+          ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}")
+  install(EXPORT batchrpcNetCompiledTargets
+          NAMESPACE batchrpc::
+          FILE batchrpcNetCompiledTargets.cmake
+          DESTINATION "${BATCHRPC_INSTALL_CMAKEDIR}")
+endif()
 if(TARGET batchrpc_net_tls)
   install(TARGETS batchrpc_net_tls EXPORT batchrpcNetTlsTargets)
   install(EXPORT batchrpcNetTlsTargets
@@ -93,6 +101,11 @@ if(TARGET batchrpc_net)
   export(EXPORT batchrpcNetTargets
          NAMESPACE batchrpc::
          FILE "${PROJECT_BINARY_DIR}/batchrpcNetTargets.cmake")
+endif()
+if(TARGET batchrpc_net_compiled)
+  export(EXPORT batchrpcNetCompiledTargets
+         NAMESPACE batchrpc::
+         FILE "${PROJECT_BINARY_DIR}/batchrpcNetCompiledTargets.cmake")
 endif()
 if(TARGET batchrpc_net_tls)
   export(EXPORT batchrpcNetTlsTargets

@@ -24,7 +24,7 @@
 #include <sys/resource.h>
 
 #include <batchrpc/net.hpp>
-#if defined(BATCHRPC_NET_TLS)
+#if defined(BATCHRPC_EXAMPLES_TLS)
 #include <boost/asio/ssl/context.hpp>
 #endif
 #endif
@@ -214,7 +214,7 @@ inline int serve_net([[maybe_unused]] std::string_view name, [[maybe_unused]] co
                                    .max_connections = config.max_connections,
                                    .session_id_prefix = config.session_prefix});
   boost::asio::ssl::context* tls = nullptr;
-#if defined(BATCHRPC_NET_TLS)
+#if defined(BATCHRPC_EXAMPLES_TLS)
   std::optional<boost::asio::ssl::context> tls_context;
   if (!config.tls_cert.empty()) {
     try {

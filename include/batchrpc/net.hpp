@@ -22,32 +22,23 @@
 #pragma once
 
 #include <algorithm>
-#include <chrono>
 #include <cstddef>
-#include <filesystem>
 #include <memory>
-#include <mutex>
-#include <optional>
-#include <stdexcept>
 #include <string>
-#include <system_error>
-#include <thread>
-#include <vector>
-
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/address.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/local/stream_protocol.hpp>
 
 #include "config.hpp"
-#include "detail/net/hub.hpp"
-#include "detail/net/listener.hpp"
-#include "executor.hpp"
 #include "net_options.hpp"
 #include "router.hpp"
 
+namespace boost::asio::ssl {
+class context;
+}
+
 namespace rpc::inline BATCHRPC_ABI::net {
+
+namespace detail {
+class ServerCore;
+}
 
 /**
  * A JSON-RPC 2.0 server on Boost.Asio: any number of listeners (TCP or Unix-domain, each
@@ -80,140 +71,46 @@ namespace rpc::inline BATCHRPC_ABI::net {
  */
 class Server {
  public:
-  /// A server for `router`; nothing listens yet.
-  explicit Server(const Router& router, ServerOptions options = {})
-      : options_(std::move(options)),
-        own_pool_(options_.executor == nullptr ? std::make_unique<ThreadPool>(threads_or_hardware(options_.handler_threads))
-                                               : nullptr),
-        hub_(router, options_, options_.executor != nullptr ? options_.executor : own_pool_.get()) {}
+  /// A server for `router` (which must outlive it); nothing listens yet.
+  BATCHRPC_DECL explicit Server(const Router& router, ServerOptions options = {});
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
   /// Shuts down (see the class comment) and joins every thread of the server's.
-  ~Server() { shutdown(); }
+  BATCHRPC_DECL ~Server();
 
   /// Listens on TCP `host`:`port` (port 0 picks a free one); returns the port. With `tls`,
   /// every connection is TLS (HTTPS, WSS, or a stream inside TLS): `tls` holds the server's
-  /// certificate and key and must outlive the server; it needs the `batchrpc::net_tls` target
-  /// (BATCHRPC_NET_TLS, OpenSSL), defined alike in every translation unit of the program.
+  /// certificate and key and must outlive the server. TLS needs OpenSSL where the server is
+  /// compiled (`batchrpc::net` has it when OpenSSL was found; header-only, define
+  /// BATCHRPC_NET_TLS and link OpenSSL: the `batchrpc::net_tls` target does both).
   /// @throws std::runtime_error if the address cannot be bound, std::logic_error after
-  /// shutdown or for TLS without BATCHRPC_NET_TLS.
-  int listen(const std::string& host, int port, Protocol protocol = Protocol::http,
-             boost::asio::ssl::context* tls = nullptr) {
-    boost::system::error_code error;
-    const auto address = boost::asio::ip::make_address(host, error);
-    if (error || port < 0 || port > 65535) throw std::runtime_error("batchrpc: cannot listen on " + host + ":" + std::to_string(port));
-    const boost::asio::ip::tcp::endpoint endpoint(address, static_cast<unsigned short>(port));
-    auto listener = add<boost::asio::ip::tcp>(protocol, endpoint, host + ":" + std::to_string(port), tls);
-    return listener->local_endpoint().port();
-  }
+  /// shutdown, or for TLS in a build without it.
+  BATCHRPC_DECL int listen(const std::string& host, int port, Protocol protocol = Protocol::http,
+                           boost::asio::ssl::context* tls = nullptr);
 
   /// Listens on the Unix-domain socket `path`, replacing a socket file left there by an
   /// earlier run (any other kind of file there is an error); the file is removed at shutdown.
-  /// `tls` as for `listen`. @throws std::runtime_error if it cannot, std::logic_error after
-  /// shutdown or for TLS without BATCHRPC_NET_TLS.
-  void listen_unix(const std::string& path, Protocol protocol = Protocol::http,
-                   boost::asio::ssl::context* tls = nullptr) {
-    std::error_code ignored;
-    if (std::filesystem::is_socket(path, ignored)) std::filesystem::remove(path, ignored);
-    add<boost::asio::local::stream_protocol>(protocol, boost::asio::local::stream_protocol::endpoint(path), path, tls);
-    std::lock_guard lock(mutex_);
-    unix_paths_.push_back(path);
-  }
+  /// `tls` as for `listen`. @throws as `listen`.
+  BATCHRPC_DECL void listen_unix(const std::string& path, Protocol protocol = Protocol::http,
+                                 boost::asio::ssl::context* tls = nullptr);
 
   /// Starts the I/O threads (listeners added later serve at once). Once only.
   /// @throws std::logic_error if already started or shut down.
-  void start() {
-    std::lock_guard lock(mutex_);
-    if (started_ || shut_down_) throw std::logic_error("batchrpc: net::Server::start called twice or after shutdown");
-    started_ = true;
-    for (const auto& listener : listeners_) listener->start();
-    const std::size_t threads = threads_or_hardware(options_.io_threads);
-    for (std::size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { run_io(); });
-  }
+  BATCHRPC_DECL void start();
 
   /// Shuts down gracefully (see the class comment) and returns when every connection is gone
   /// and the I/O threads have ended. Later calls return at once.
-  void shutdown() {
-    std::vector<std::shared_ptr<detail::Listening>> listeners;
-    std::vector<std::string> unix_paths;
-    {
-      std::lock_guard lock(mutex_);
-      if (shut_down_) return;
-      shut_down_ = true;
-      listeners.swap(listeners_);
-      unix_paths.swap(unix_paths_);
-    }
-    hub_.close();
-    for (const auto& listener : listeners) listener->post_close();
-    hub_.for_each([](detail::Connection& c) { c.post_drain(); });
-    if (!hub_.wait_closed(options_.shutdown_grace)) {
-      hub_.for_each([](detail::Connection& c) { c.post_cancel(); });
-      hub_.sessions.close();  // HTTP: cancels, and waits until no request is being handled
-      if (!hub_.wait_closed(options_.shutdown_grace)) {
-        hub_.for_each([](detail::Connection& c) { c.post_close(); });
-        hub_.wait_closed();
-      }
-    }
-    hub_.sessions.close();
-    work_.reset();
-    io_.stop();
-    for (auto& thread : threads_) thread.join();
-    threads_.clear();
-    for (const auto& path : unix_paths) {
-      std::error_code ignored;
-      std::filesystem::remove(path, ignored);
-    }
-  }
+  BATCHRPC_DECL void shutdown();
 
   /// Connections being served now (refused ones not counted).
-  [[nodiscard]] std::size_t connections() const { return hub_.served(); }
+  [[nodiscard]] BATCHRPC_DECL std::size_t connections() const;
 
  private:
-  static std::size_t threads_or_hardware(std::size_t threads) {
-    return threads != 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
-  }
-
-  template <class Transport>
-  std::shared_ptr<detail::Listener<Transport>> add(Protocol protocol, const typename Transport::endpoint& endpoint,
-                                                   const std::string& where, boost::asio::ssl::context* tls) {
-#if !defined(BATCHRPC_NET_TLS)
-    if (tls != nullptr) throw std::logic_error("batchrpc: TLS needs BATCHRPC_NET_TLS (link batchrpc::net_tls)");
-#endif
-    std::lock_guard lock(mutex_);
-    if (shut_down_) throw std::logic_error("batchrpc: net::Server::listen after shutdown");
-    std::shared_ptr<detail::Listener<Transport>> listener;
-    try {
-      listener = std::make_shared<detail::Listener<Transport>>(io_, hub_, protocol, endpoint, tls);
-    } catch (const boost::system::system_error& e) {
-      throw std::runtime_error("batchrpc: cannot listen on " + where + ": " + e.code().message());
-    }
-    if (started_) listener->start();
-    listeners_.push_back(listener);
-    return listener;
-  }
-
-  // An I/O thread. Handlers do not throw but for lack of memory; the thread goes on serving.
-  void run_io() {
-    for (;;) {
-      try {
-        io_.run();
-        return;
-      } catch (...) {
-      }
-    }
-  }
-
-  ServerOptions options_;
-  std::unique_ptr<ThreadPool> own_pool_;  // outlives the hub's sessions
-  detail::Hub hub_;                       // outlives the I/O context's pending handlers
-  boost::asio::io_context io_;
-  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_{io_.get_executor()};
-  std::mutex mutex_;  // guards what follows
-  std::vector<std::shared_ptr<detail::Listening>> listeners_;
-  std::vector<std::string> unix_paths_;
-  std::vector<std::thread> threads_;
-  bool started_ = false;
-  bool shut_down_ = false;
+  std::unique_ptr<detail::ServerCore> core_;
 };
 
 }  // namespace rpc::net
+
+#if defined(BATCHRPC_HEADER_ONLY)
+#include "impl/net.ipp"
+#endif

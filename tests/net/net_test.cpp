@@ -115,6 +115,31 @@ std::string unix_path(const char* name) {
 
 }  // namespace
 
+TEST_CASE("net: the README's example serves HTTP, WebSocket and a Unix socket, and shuts down") {
+  rpc::Router router;
+  router.add("add", [](int a, int b) { return a + b; }, rpc::names("a", "b"));
+  const std::string path = unix_path("readme");
+  int port = 0;
+  asio::io_context io;
+  {
+    // snippet:begin net
+    rpc::net::Server server{router, {.max_connections = 5000}};
+    port = server.listen("127.0.0.1", 0);  // HTTP and WebSocket; 0: any free port
+    server.listen_unix(path, rpc::net::Protocol::lines);
+    server.start();  // serves on threads of its own; ~Server shuts down gracefully and joins them
+    // snippet:end
+    HttpClient http_client(io, port);
+    const auto reply = http_client.call(call("add", "[1,2]", "1"));
+    REQUIRE(reply);
+    CHECK(reply->body() == result("1", "3"));
+    WsClient ws(io, port);
+    CHECK(ws.call(call("add", "[2,2]", "2")) == result("2", "4"));
+    StreamClient lines(netclient::connect_unix(io, path), false);
+    CHECK(lines.call(call("add", "[3,3]", "3")) == result("3", "6"));
+  }
+  CHECK_FALSE(std::filesystem::exists(path));  // removed at shutdown
+}
+
 TEST_SUITE("net: HTTP") {
   TEST_CASE("a request is answered 200 with the reply and the session's id; a notification 204, no body") {
     Fixture f;

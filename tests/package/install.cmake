@@ -34,8 +34,10 @@ endforeach()
 set(_allowed
   "^${_INCLUDEDIR}/batchrpc/([A-Za-z0-9_]+/)*[A-Za-z0-9_]+\\.(hpp|ipp)$"
   "^${_LIBDIR}/(lib)?batchrpc_compiled(\\.[a-z]+)?(\\.[0-9]+)*$"
+  "^${_LIBDIR}/(lib)?batchrpc_net_compiled\\.(a|lib)$"
   "^${_BINDIR}/(lib)?batchrpc_compiled\\.dll$"
-  "^${_CMAKEDIR}/batchrpc(Config|ConfigVersion|Targets|Targets-[a-z]+|HttpTargets)\\.cmake$"
+  "^${_CMAKEDIR}/batchrpc(Config|ConfigVersion|Targets|Targets-[a-z]+|HttpTargets|NetTargets|NetTlsTargets)\\.cmake$"
+  "^${_CMAKEDIR}/batchrpcNetCompiledTargets(-[a-z]+)?\\.cmake$"
   "^${_CMAKEDIR}/(rapidjson|httplib)-target\\.cmake$"
   "^${_LIBDIR}/pkgconfig/batchrpc(-compiled)?\\.pc$"
   "^${_DOCDIR}/LICENSE$")

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: MIT
+// What a net::Server is made of: its listeners, connections (through the hub), I/O threads and
+// own pool, and the phases of its shutdown. net::Server forwards to it (impl/net.ipp).
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+
+#include "../../config.hpp"
+#include "../../executor.hpp"
+#include "../../net_options.hpp"
+#include "../../router.hpp"
+#include "hub.hpp"
+#include "listener.hpp"
+
+namespace rpc::inline BATCHRPC_ABI::net::detail {
+
+// See net::Server for what each member does and its rules.
+class ServerCore {
+ public:
+  explicit ServerCore(const Router& router, ServerOptions options = {})
+      : options_(std::move(options)),
+        own_pool_(options_.executor == nullptr ? std::make_unique<ThreadPool>(threads_or_hardware(options_.handler_threads))
+                                               : nullptr),
+        hub_(router, options_, options_.executor != nullptr ? options_.executor : own_pool_.get()) {}
+  ServerCore(const ServerCore&) = delete;
+  ServerCore& operator=(const ServerCore&) = delete;
+  ~ServerCore() { shutdown(); }
+
+  int listen(const std::string& host, int port, Protocol protocol = Protocol::http,
+             boost::asio::ssl::context* tls = nullptr) {
+    boost::system::error_code error;
+    const auto address = boost::asio::ip::make_address(host, error);
+    if (error || port < 0 || port > 65535) throw std::runtime_error("batchrpc: cannot listen on " + host + ":" + std::to_string(port));
+    const boost::asio::ip::tcp::endpoint endpoint(address, static_cast<unsigned short>(port));
+    auto listener = add<boost::asio::ip::tcp>(protocol, endpoint, host + ":" + std::to_string(port), tls);
+    return listener->local_endpoint().port();
+  }
+
+  void listen_unix(const std::string& path, Protocol protocol = Protocol::http,
+                   boost::asio::ssl::context* tls = nullptr) {
+    std::error_code ignored;
+    if (std::filesystem::is_socket(path, ignored)) std::filesystem::remove(path, ignored);
+    add<boost::asio::local::stream_protocol>(protocol, boost::asio::local::stream_protocol::endpoint(path), path, tls);
+    std::lock_guard lock(mutex_);
+    unix_paths_.push_back(path);
+  }
+
+  void start() {
+    std::lock_guard lock(mutex_);
+    if (started_ || shut_down_) throw std::logic_error("batchrpc: net::Server::start called twice or after shutdown");
+    started_ = true;
+    for (const auto& listener : listeners_) listener->start();
+    const std::size_t threads = threads_or_hardware(options_.io_threads);
+    for (std::size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { run_io(); });
+  }
+
+  void shutdown() {
+    std::vector<std::shared_ptr<Listening>> listeners;
+    std::vector<std::string> unix_paths;
+    {
+      std::lock_guard lock(mutex_);
+      if (shut_down_) return;
+      shut_down_ = true;
+      listeners.swap(listeners_);
+      unix_paths.swap(unix_paths_);
+    }
+    hub_.close();
+    for (const auto& listener : listeners) listener->post_close();
+    hub_.for_each([](Connection& c) { c.post_drain(); });
+    if (!hub_.wait_closed(options_.shutdown_grace)) {
+      hub_.for_each([](Connection& c) { c.post_cancel(); });
+      hub_.sessions.close();  // HTTP: cancels, and waits until no request is being handled
+      if (!hub_.wait_closed(options_.shutdown_grace)) {
+        hub_.for_each([](Connection& c) { c.post_close(); });
+        hub_.wait_closed();
+      }
+    }
+    hub_.sessions.close();
+    work_.reset();
+    io_.stop();
+    for (auto& thread : threads_) thread.join();
+    threads_.clear();
+    for (const auto& path : unix_paths) {
+      std::error_code ignored;
+      std::filesystem::remove(path, ignored);
+    }
+  }
+
+  [[nodiscard]] std::size_t connections() const { return hub_.served(); }
+
+ private:
+  static std::size_t threads_or_hardware(std::size_t threads) {
+    return threads != 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
+  }
+
+  template <class Transport>
+  std::shared_ptr<Listener<Transport>> add(Protocol protocol, const typename Transport::endpoint& endpoint,
+                                                   const std::string& where, boost::asio::ssl::context* tls) {
+#if !defined(BATCHRPC_NET_TLS)
+    if (tls != nullptr) throw std::logic_error("batchrpc: TLS needs BATCHRPC_NET_TLS (link batchrpc::net_tls)");
+#endif
+    std::lock_guard lock(mutex_);
+    if (shut_down_) throw std::logic_error("batchrpc: net::Server::listen after shutdown");
+    std::shared_ptr<Listener<Transport>> listener;
+    try {
+      listener = std::make_shared<Listener<Transport>>(io_, hub_, protocol, endpoint, tls);
+    } catch (const boost::system::system_error& e) {
+      throw std::runtime_error("batchrpc: cannot listen on " + where + ": " + e.code().message());
+    }
+    if (started_) listener->start();
+    listeners_.push_back(listener);
+    return listener;
+  }
+
+  // An I/O thread. Handlers do not throw but for lack of memory; the thread goes on serving.
+  void run_io() {
+    for (;;) {
+      try {
+        io_.run();
+        return;
+      } catch (...) {
+      }
+    }
+  }
+
+  ServerOptions options_;
+  std::unique_ptr<ThreadPool> own_pool_;  // outlives the hub's sessions
+  Hub hub_;                       // outlives the I/O context's pending handlers
+  boost::asio::io_context io_;
+  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_{io_.get_executor()};
+  std::mutex mutex_;  // guards what follows
+  std::vector<std::shared_ptr<Listening>> listeners_;
+  std::vector<std::string> unix_paths_;
+  std::vector<std::thread> threads_;
+  bool started_ = false;
+  bool shut_down_ = false;
+};
+
+}  // namespace rpc::net::detail
