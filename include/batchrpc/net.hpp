@@ -60,14 +60,23 @@ class ServerCore;
  *
  * Shutdown (`shutdown()`, or the destructor): listeners close; each connection stops reading
  * and closes once its replies are written (WebSocket: close 1001). After `shutdown_grace`,
- * what is still in flight is cancelled (answered `-32800`, Responders included); after another
- * `shutdown_grace`, the connections still open are closed. It returns when every connection
- * is gone, so it also waits for handlers that ignore their stop token.
+ * what is still in flight is cancelled: requests not started yet and those waiting on a
+ * `Responder` are answered `-32800`, running handlers see their stop token (what they return
+ * is sent). After another `shutdown_grace`, the connections still open are closed. It returns
+ * when every connection is gone, so it also waits for handlers that ignore their stop token.
+ * A second call, on any thread, returns when the first has finished.
+ *
+ * A client that goes away: a WebSocket's requests in flight are cancelled; a stream's end of
+ * input finishes and answers what is in flight, as `rpc::serve_stream` does, and a failed
+ * write cancels it; an HTTP request runs to its end (its session may serve other connections).
  *
  * Threads and lifetimes. The router and the executor must outlive the server; the server owns
  * and joins its I/O threads and its own pool. `listen`, `listen_unix`, `start`, `shutdown` and
  * `connections` may be called from any thread, but `shutdown` (and the destructor) not from a
- * handler or an I/O thread of this server: it waits for them.
+ * handler or an I/O thread of this server: it waits for them. Addresses are IP literals
+ * (`127.0.0.1`, `::1`, `0.0.0.0`), not host names. Each connection is a file descriptor: raise
+ * the process's limit (`RLIMIT_NOFILE`) for many connections; while none is left, accepting
+ * pauses and resumes by itself.
  */
 class Server {
  public:
@@ -89,7 +98,8 @@ class Server {
                            boost::asio::ssl::context* tls = nullptr);
 
   /// Listens on the Unix-domain socket `path`, replacing a socket file left there by an
-  /// earlier run (any other kind of file there is an error); the file is removed at shutdown.
+  /// earlier run that nobody answers on (a live server's is an error, as is any other kind of
+  /// file there); the file is removed at shutdown.
   /// `tls` as for `listen`. @throws as `listen`.
   BATCHRPC_DECL void listen_unix(const std::string& path, Protocol protocol = Protocol::http,
                                  boost::asio::ssl::context* tls = nullptr);

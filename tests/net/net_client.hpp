@@ -131,6 +131,11 @@ class WsClient {
     return receive();
   }
   [[nodiscard]] int close_code() const { return static_cast<int>(ws_.reason().code); }
+  // Closes the TCP connection under the WebSocket, with no close handshake.
+  void close_socket() {
+    beast::error_code ignored;
+    beast::get_lowest_layer(ws_).close(ignored);
+  }
 
  private:
   websocket::stream<tcp::socket> ws_;

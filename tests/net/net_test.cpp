@@ -90,6 +90,10 @@ struct Fixture {
       gate.pass();
       return true;
     });
+    router.add("big", [this] {  // a 100 KB reply
+      big_calls.fetch_add(1);
+      return std::string(100'000, 'x');
+    });
     if (options.handler_threads == 0) options.handler_threads = 4;
     server.emplace(router, std::move(options));
   }
@@ -102,6 +106,7 @@ struct Fixture {
   }
 
   Gate gate;
+  std::atomic<int> big_calls{0};
   rpc::Router router;
   std::optional<rpc::net::Server> server;
   bool started = false;
@@ -320,6 +325,23 @@ TEST_SUITE("net: streams") {
     }
   }
 
+  TEST_CASE("a Unix socket left by an earlier run is replaced; a live server's is not taken") {
+    Fixture f;
+    const std::string path = unix_path("taken");
+    {
+      asio::local::stream_protocol::acceptor stale(f.io, asio::local::stream_protocol::endpoint(path));
+    }  // closed: the file stays, nobody answers on it
+    REQUIRE(std::filesystem::is_socket(path));
+    f.server->listen_unix(path, rpc::net::Protocol::lines);
+    f.server->start();
+    Fixture other;
+    CHECK_THROWS_WITH_AS(other.server->listen_unix(path, rpc::net::Protocol::lines),
+                         ("batchrpc: cannot listen on " + path + ": a server is listening there").c_str(),
+                         std::runtime_error);
+    StreamClient client(netclient::connect_unix(f.io, path), false);
+    CHECK(client.call(call("add", "[1,2]", "1")) == result("1", "3"));  // still the first server's
+  }
+
   TEST_CASE("a frame that cannot be read is -32700, then the connection ends") {
     Fixture f;
     StreamClient client(netclient::connect_tcp(f.io, f.listen(rpc::net::Protocol::content_length)), true);
@@ -436,6 +458,54 @@ TEST_SUITE("net: defences") {
         for (int i = 1; i <= 6; ++i) CHECK(got[static_cast<std::size_t>(i - 1)] == result(std::to_string(i), "true"));
       }
       CHECK(f.gate.count() == 6);
+    }
+  }
+
+  TEST_CASE("a client that stops reading is not read either, then closed at the write timeout") {
+    // 400 requests for 100 KB replies (40 MB): with 4 unwritten replies at most, the server
+    // runs only what the socket buffers can take, and never queues the rest.
+    for (const auto protocol : {rpc::net::Protocol::lines, rpc::net::Protocol::http}) {
+      for (const bool websocket : {false, true}) {
+        if (websocket && protocol != rpc::net::Protocol::http) continue;
+        CAPTURE(static_cast<int>(protocol));
+        CAPTURE(websocket);
+        Fixture f({.write_timeout = 1500ms, .max_in_flight = 4});
+        const int port = f.listen(protocol);
+        std::string burst;
+        for (int i = 1; i <= 400; ++i) {
+          const std::string message = call("big", "[]", std::to_string(i));
+          burst += protocol == rpc::net::Protocol::lines
+                       ? message + "\n"
+                       : "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+                             std::to_string(message.size()) + "\r\n\r\n" + message;
+        }
+        std::optional<WsClient> ws;
+        std::optional<HttpClient> raw;
+        std::thread writer;
+        if (websocket) {
+          ws.emplace(f.io, port);
+          writer = std::thread([&] {
+            try {
+              for (int i = 1; i <= 400; ++i) ws->send(call("big", "[]", std::to_string(i)));
+            } catch (const boost::system::system_error&) {  // the server closed the connection
+            }
+          });
+        } else {
+          raw.emplace(f.io, port);
+          writer = std::thread([&] {
+            boost::system::error_code ignored;
+            asio::write(raw->socket(), asio::buffer(burst), ignored);  // blocks when the server stops reading
+          });
+        }
+        std::this_thread::sleep_for(700ms);
+        const int ran = f.big_calls.load();
+        CHECK(ran >= 4);
+        CHECK(ran < 200);  // socket buffers hold some; 40 MB of replies are never made
+        const auto deadline = Clock::now() + 5s;
+        while (f.server->connections() > 0 && Clock::now() < deadline) std::this_thread::sleep_for(20ms);
+        CHECK(f.server->connections() == 0);  // closed at the write timeout
+        writer.join();  // its blocked write failed when the server closed the connection
+      }
     }
   }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <filesystem>
 #include <memory>
@@ -56,7 +57,14 @@ class ServerCore {
   void listen_unix(const std::string& path, Protocol protocol = Protocol::http,
                    boost::asio::ssl::context* tls = nullptr) {
     std::error_code ignored;
-    if (std::filesystem::is_socket(path, ignored)) std::filesystem::remove(path, ignored);
+    if (std::filesystem::is_socket(path, ignored)) {
+      // Left by an earlier run only if nobody answers on it: a live server's is not taken.
+      boost::asio::local::stream_protocol::socket probe(io_);
+      boost::system::error_code refused;
+      probe.connect(boost::asio::local::stream_protocol::endpoint(path), refused);
+      if (!refused) throw std::runtime_error("batchrpc: cannot listen on " + path + ": a server is listening there");
+      std::filesystem::remove(path, ignored);
+    }
     add<boost::asio::local::stream_protocol>(protocol, boost::asio::local::stream_protocol::endpoint(path), path, tls);
     std::lock_guard lock(mutex_);
     unix_paths_.push_back(path);
@@ -75,8 +83,11 @@ class ServerCore {
     std::vector<std::shared_ptr<Listening>> listeners;
     std::vector<std::string> unix_paths;
     {
-      std::lock_guard lock(mutex_);
-      if (shut_down_) return;
+      std::unique_lock lock(mutex_);
+      if (shut_down_) {  // another call is shutting down: return when it has
+        finished_.wait(lock, [this] { return finished_shutdown_; });
+        return;
+      }
       shut_down_ = true;
       listeners.swap(listeners_);
       unix_paths.swap(unix_paths_);
@@ -86,11 +97,15 @@ class ServerCore {
     hub_.for_each([](Connection& c) { c.post_drain(); });
     if (!hub_.wait_closed(options_.shutdown_grace)) {
       hub_.for_each([](Connection& c) { c.post_cancel(); });
-      hub_.sessions.close();  // HTTP: cancels, and waits until no request is being handled
+      // HTTP sessions are cancelled through their registry, which waits until no request is
+      // being handled: on a thread of its own, so that the connections still open after the
+      // second grace are closed on time even if a handler ignores its stop token.
+      std::thread cancel_http([this] { hub_.sessions.close(); });
       if (!hub_.wait_closed(options_.shutdown_grace)) {
         hub_.for_each([](Connection& c) { c.post_close(); });
         hub_.wait_closed();
       }
+      cancel_http.join();
     }
     hub_.sessions.close();
     work_.reset();
@@ -101,6 +116,9 @@ class ServerCore {
       std::error_code ignored;
       std::filesystem::remove(path, ignored);
     }
+    std::lock_guard lock(mutex_);
+    finished_shutdown_ = true;
+    finished_.notify_all();
   }
 
   [[nodiscard]] std::size_t connections() const { return hub_.served(); }
@@ -151,6 +169,8 @@ class ServerCore {
   std::vector<std::thread> threads_;
   bool started_ = false;
   bool shut_down_ = false;
+  bool finished_shutdown_ = false;
+  std::condition_variable finished_;  // notified when finished_shutdown_ goes true
 };
 
 }  // namespace rpc::net::detail

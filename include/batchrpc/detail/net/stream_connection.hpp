@@ -65,11 +65,12 @@ class StreamConnection final : public Connection,
 
   void read_next() {
     if (reading_ || closed_ || input_ended_) return;
+    if (unwritten_ >= hub_.options.max_in_flight) return;  // resumed when a reply is written
     if (unread_ != nullptr && begin_ < end_) {
       feed();
       if (input_ended_ || begin_ < end_) return;  // paused at the cap, or the framing failed
+      if (unwritten_ >= hub_.options.max_in_flight) return;
     }
-    if (in_flight_ >= hub_.options.max_in_flight) return;  // resumed when a reply comes back
     reading_ = true;
     arm_read_deadline();
     if (unread_ == nullptr) unread_ = std::make_unique<char[]>(kReadChunk);
@@ -115,6 +116,7 @@ class StreamConnection final : public Connection,
   // FrameSink: hands the message in; false pauses framing at the in-flight cap.
   bool message(std::string_view text, std::string* owned) override {
     ++in_flight_;
+    ++unwritten_;
     Completion done = [self = this->shared_from_this()](std::optional<std::string_view> reply) mutable {
       std::optional<std::string> copy;
       if (reply) copy.emplace(*reply);
@@ -129,14 +131,19 @@ class StreamConnection final : public Connection,
     } else {
       session_.handle(text, std::move(done));
     }
-    return in_flight_ < hub_.options.max_in_flight;
+    return unwritten_ < hub_.options.max_in_flight;
   }
   void too_large() override { send(rpc::detail::too_large_reply(framer_.max_message_bytes())); }
   void bad_frame(const char* why) override { send(rpc::detail::bad_frame_reply(why)); }
 
   void answered(std::optional<std::string> reply) {
     --in_flight_;
-    if (reply) send(*reply);
+    if (reply && !closed_) {
+      send(*reply);
+      ++queued_replies_;  // unwritten until on_written
+    } else {
+      --unwritten_;
+    }
     read_next();
     close_when_done();
   }
@@ -152,6 +159,7 @@ class StreamConnection final : public Connection,
     if (writing_ || closed_ || queued_.empty()) return;
     writing_ = true;
     std::swap(queued_, sending_);
+    sending_replies_ = std::exchange(queued_replies_, 0);
     write_deadline_.arm(hub_.options.write_timeout, [self = this->shared_from_this()] { self->close(); });
     asio::async_write(socket_, asio::buffer(sending_),
                       [self = this->shared_from_this()](const boost::system::error_code& error, std::size_t) {
@@ -163,8 +171,10 @@ class StreamConnection final : public Connection,
     writing_ = false;
     write_deadline_.disarm();
     sending_.clear();
+    unwritten_ -= std::exchange(sending_replies_, 0);
     if (error) return close();  // the peer is gone: nobody will read what is in flight
     write_next();
+    read_next();  // below the cap again, maybe
     close_when_done();
   }
 
@@ -206,7 +216,10 @@ class StreamConnection final : public Connection,
   std::size_t end_ = 0;
   std::string queued_;   // framed replies waiting for the write in progress
   std::string sending_;  // the write in progress
-  std::size_t in_flight_ = 0;
+  std::size_t in_flight_ = 0;        // handed to the session, not answered yet
+  std::size_t unwritten_ = 0;        // handed in, reply not written yet: what max_in_flight bounds
+  std::size_t queued_replies_ = 0;   // replies (not frames of our own) in queued_
+  std::size_t sending_replies_ = 0;  // replies in sending_
   bool reading_ = false;
   bool writing_ = false;
   bool input_ended_ = false;

@@ -40,7 +40,10 @@ class WebSocketConnection final : public Connection,
                                   public std::enable_shared_from_this<WebSocketConnection<Stream>> {
  public:
   WebSocketConnection(Hub& hub, Stream socket)
-      : hub_(hub), ws_(std::move(socket)), session_(hub.router, hub.session_options) {}
+      : hub_(hub),
+        ws_(std::move(socket)),
+        write_deadline_(ws_.get_executor()),
+        session_(hub.router, hub.session_options) {}
   ~WebSocketConnection() override { hub_.remove(*this); }
 
   // Completes the handshake `upgrade` asked for, then serves; with `refuse`, closes at once
@@ -79,7 +82,7 @@ class WebSocketConnection final : public Connection,
 
   void read_next() {
     if (reading_ || closing_ || draining_) return;
-    if (in_flight_ >= hub_.options.max_in_flight) return;  // resumed when a reply comes back
+    if (unwritten_ >= hub_.options.max_in_flight) return;  // resumed when a reply is written
     reading_ = true;
     ws_.async_read(buffer_, [self = this->shared_from_this()](const boost::system::error_code& error,
                                                               std::size_t) { self->on_read(error); });
@@ -97,6 +100,7 @@ class WebSocketConnection final : public Connection,
     buffer_.clear();
     if (buffer_.capacity() > kKeptBuffer) buffer_.shrink_to_fit();
     ++in_flight_;
+    ++unwritten_;
     session_.handle(std::move(message), [self = this->shared_from_this()](std::optional<std::string_view> reply) mutable {
       std::optional<std::string> copy;
       if (reply) copy.emplace(*reply);
@@ -111,8 +115,10 @@ class WebSocketConnection final : public Connection,
   void answered(std::optional<std::string> reply) {
     --in_flight_;
     if (reply && !closing_ && !input_ended_) {
-      queued_.push_back(std::move(*reply));
+      queued_.push_back(std::move(*reply));  // unwritten until on_written
       write_next();
+    } else {
+      --unwritten_;
     }
     read_next();
     close_when_done();
@@ -121,6 +127,9 @@ class WebSocketConnection final : public Connection,
   void write_next() {
     if (writing_ || closing_ || queued_.empty()) return;
     writing_ = true;
+    // A client that does not take its replies is closed (Beast's idle timeout does not see
+    // it while the client keeps sending).
+    write_deadline_.arm(hub_.options.write_timeout, [self = this->shared_from_this()] { self->close(); });
     ws_.text(true);
     ws_.async_write(asio::buffer(queued_.front()),
                     [self = this->shared_from_this()](const boost::system::error_code& error, std::size_t) {
@@ -130,14 +139,18 @@ class WebSocketConnection final : public Connection,
 
   void on_written(const boost::system::error_code& error) {
     writing_ = false;
+    write_deadline_.disarm();
     queued_.pop_front();
+    --unwritten_;
     if (error) {
       input_ended_ = true;
+      unwritten_ -= queued_.size();
       queued_.clear();
       if (in_flight_ > 0) cancel();
       return;
     }
     write_next();
+    read_next();  // below the cap again, maybe
     close_when_done();
   }
 
@@ -174,6 +187,7 @@ class WebSocketConnection final : public Connection,
     if (closed_) return;
     closed_ = true;
     closing_ = true;
+    write_deadline_.disarm();
     close_socket(ws_);
     if (in_flight_ > 0) cancel();
   }
@@ -183,10 +197,12 @@ class WebSocketConnection final : public Connection,
 
   Hub& hub_;
   websocket::stream<Stream> ws_;
+  Deadline write_deadline_;
   beast::flat_buffer buffer_;
   Session session_;
   std::deque<std::string> queued_;  // replies in the order they completed; the front is being written
-  std::size_t in_flight_ = 0;
+  std::size_t in_flight_ = 0;  // handed to the session, not answered yet
+  std::size_t unwritten_ = 0;  // handed in, reply not written yet: what max_in_flight bounds
   bool refusing_ = false;
   bool reading_ = false;
   bool writing_ = false;
