@@ -69,6 +69,9 @@ class BatchrpcConan(ConanFile):
         # the build machine (<batchrpc/http.hpp> is packaged; link cpp-httplib yourself).
         tc.cache_variables["BATCHRPC_FETCH_DEPS"] = False
         tc.cache_variables["BATCHRPC_HTTP"] = False
+        # Nor the network transports (they would need Boost from Conan; <batchrpc/net.hpp> is
+        # packaged for header-only use with your own Boost).
+        tc.cache_variables["BATCHRPC_NET"] = False
         tc.generate()
         CMakeDeps(self).generate()
 
