@@ -26,8 +26,14 @@
 
 namespace rpc::inline BATCHRPC_ABI {
 
+class BatchBuilder;
+class Replies;
+
 namespace detail {
 struct ReplyDocument;
+// Replies in which nothing arrived because the transport failed: every id missing and
+// `problem` in problems() (so complete() is false, notifications only included).
+BATCHRPC_DECL Replies failed_replies(const BatchBuilder& batch, std::string problem);
 
 // A string literal decays to `char*` or `const char*`; both are written as a string.
 template <class T>
@@ -163,11 +169,22 @@ class BatchBuilder {
   BatchBuilder() = default;
   /// An empty builder whose `text()` is always an array, even for one item.
   explicit BatchBuilder(AsBatch) noexcept : always_batch_(true) {}
+  /**
+   * An empty builder whose requests get the ids `first_id`, `first_id + 1`, ... instead of
+   * 1, 2, ...: for a connection that carries several messages at once, whose ids must differ
+   * (`net::Client::batch()` hands these out).
+   * @throws std::invalid_argument if `first_id` is below 1.
+   */
+  explicit BatchBuilder(std::int64_t first_id, bool always_batch = false)
+      : first_id_(first_id), always_batch_(always_batch) {
+    if (first_id < 1) throw std::invalid_argument("batchrpc: a BatchBuilder's first id must be at least 1");
+  }
 
   /**
    * Adds a Request for `method` with `params` (omitted when empty).
-   * @returns its id: 1 for the first call on this builder, then 2, 3... The ids are
-   *          predictable, so ignoring the return value is allowed.
+   * @returns its id: `first_id()` (1 unless made with another) for the first call on this
+   *          builder, then the next integers. The ids are predictable, so ignoring the return
+   *          value is allowed.
    * @throws std::invalid_argument if `params` is neither an array nor an object (JSON-RPC 2.0
    *         §4.2), or `method` is not valid UTF-8.
    */
@@ -190,12 +207,14 @@ class BatchBuilder {
   [[nodiscard]] std::size_t size() const noexcept { return items_.size(); }
   /// True when nothing has been added.
   [[nodiscard]] bool empty() const noexcept { return items_.empty(); }
-  /// Number of requests, which is also the last id handed out (0: none).
-  [[nodiscard]] std::int64_t requests() const noexcept { return last_id_; }
+  /// Number of requests (0: none); their ids are `first_id()` to `first_id() + requests() - 1`.
+  [[nodiscard]] std::int64_t requests() const noexcept { return requests_; }
+  /// The id of the first request (1 unless the builder was made with another).
+  [[nodiscard]] std::int64_t first_id() const noexcept { return first_id_; }
   /// True when `text()` is an array (two or more items, or made with `rpc::as_batch`).
   [[nodiscard]] bool is_batch() const noexcept { return always_batch_ || items_.size() >= 2; }
   /// True when the server must answer (at least one request); false for notifications only.
-  [[nodiscard]] bool expects_reply() const noexcept { return last_id_ > 0; }
+  [[nodiscard]] bool expects_reply() const noexcept { return requests_ > 0; }
 
  private:
   struct Item {
@@ -206,7 +225,8 @@ class BatchBuilder {
   BATCHRPC_DECL void add(std::string_view method, Json params, std::int64_t id);
 
   std::vector<Item> items_;
-  std::int64_t last_id_ = 0;
+  std::int64_t first_id_ = 1;
+  std::int64_t requests_ = 0;
   bool always_batch_ = false;
 };
 
@@ -328,16 +348,18 @@ class Replies {
  private:
   friend BATCHRPC_DECL Replies correlate(const BatchBuilder&, std::optional<std::string_view>,
                                          const Limits&);
+  friend BATCHRPC_DECL Replies detail::failed_replies(const BatchBuilder&, std::string);
 
   [[nodiscard]] const detail::Outcome* outcome(std::int64_t id) const noexcept {
-    if (id < 1 || static_cast<std::uint64_t>(id) > outcomes_.size()) return nullptr;
-    return &outcomes_[static_cast<std::size_t>(id - 1)];
+    if (id < first_id_ || static_cast<std::uint64_t>(id - first_id_) >= outcomes_.size()) return nullptr;
+    return &outcomes_[static_cast<std::size_t>(id - first_id_)];
   }
   // The result value of `id`, or throws as result<T> documents.
   [[nodiscard]] BATCHRPC_DECL const Value& result_value(std::int64_t id) const;
 
   std::shared_ptr<const detail::ReplyDocument> document_;  // owns what outcomes_ point into
-  std::vector<detail::Outcome> outcomes_;                  // [id - 1]
+  std::vector<detail::Outcome> outcomes_;                  // [id - first_id_]
+  std::int64_t first_id_ = 1;
   std::vector<std::int64_t> missing_;
   std::vector<std::int64_t> duplicate_;
   std::vector<std::string> unexpected_;

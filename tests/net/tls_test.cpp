@@ -4,6 +4,7 @@
 // never finishes its handshake, is closed without disturbing the others.
 #include <batchrpc/batchrpc.hpp>
 #include <batchrpc/net.hpp>
+#include <batchrpc/net_client.hpp>
 
 #include <unistd.h>
 
@@ -12,6 +13,8 @@
 
 #include <chrono>
 #include <filesystem>
+#include <stdexcept>
+#include <utility>
 #include <string>
 #include <thread>
 
@@ -97,6 +100,37 @@ TEST_SUITE("net: TLS") {
     netclient::StreamClient<ssl::stream<netclient::unix_socket::socket>> framed(
         f.secure(netclient::connect_unix(f.io, path)), true);
     CHECK(framed.call(kPing) == kPong);
+  }
+
+  TEST_CASE("rpc::net::Client over TLS on every transport, checking the server's name") {
+    TlsFixture f;
+    const int http_port = f.server->listen("127.0.0.1", 0, rpc::net::Protocol::http, &f.server_tls);
+    const int lines_port = f.server->listen("127.0.0.1", 0, rpc::net::Protocol::lines, &f.server_tls);
+    const int framed_port = f.server->listen("127.0.0.1", 0, rpc::net::Protocol::content_length, &f.server_tls);
+    f.server->start();
+    using rpc::net::Transport;
+    for (const auto& [transport, port] : {std::pair{Transport::http, http_port}, std::pair{Transport::websocket, http_port},
+                                          std::pair{Transport::lines, lines_port},
+                                          std::pair{Transport::content_length, framed_port}}) {
+      CAPTURE(static_cast<int>(transport));
+      rpc::net::Client client{{.transport = transport, .tls = &f.client_tls, .tls_server_name = "localhost"}};
+      client.connect("127.0.0.1", port);
+      rpc::BatchBuilder batch = client.batch();
+      const auto id = batch.call("ping");
+      const rpc::Replies replies = client.send(std::move(batch)).get();
+      CHECK(replies.complete());
+      CHECK(replies.result_json(id).text() == "{}");
+    }
+    // The certificate names localhost and 127.0.0.1, not this: the handshake fails.
+    rpc::net::Client wrong_name{{.transport = Transport::lines, .tls = &f.client_tls, .tls_server_name = "example.org"}};
+    CHECK_THROWS_AS(wrong_name.connect("127.0.0.1", lines_port), std::runtime_error);
+    // Not TLS at all, against a TLS port: the first reply is not one, so it fails or times out.
+    rpc::net::Client plain{{.transport = Transport::http, .connect_timeout = 500ms}};
+    plain.connect("127.0.0.1", http_port);
+    rpc::BatchBuilder batch = plain.batch();
+    batch.call("ping");
+    const rpc::Replies refused = plain.send(std::move(batch)).get();
+    CHECK_FALSE(refused.complete());
   }
 
   TEST_CASE("a client without TLS, or one that never finishes its handshake, is closed; others are served") {

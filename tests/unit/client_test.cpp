@@ -128,6 +128,29 @@ TEST_SUITE("client") {
     CHECK(b.call("x") == 1);
   }
 
+  TEST_CASE("a builder may start its ids elsewhere, and correlate matches them there") {
+    rpc::BatchBuilder b{1000};
+    CHECK(b.first_id() == 1000);
+    CHECK(b.call("ping") == 1000);
+    b.notify("tick");
+    CHECK(b.call("ping") == 1001);
+    CHECK(b.requests() == 2);
+    CHECK(b.text() == R"([{"jsonrpc":"2.0","method":"ping","id":1000},{"jsonrpc":"2.0","method":"tick"},)"
+                      R"({"jsonrpc":"2.0","method":"ping","id":1001}])");
+    const rpc::Replies r = rpc::correlate(b, R"([{"jsonrpc":"2.0","result":7,"id":1001},)"
+                                             R"({"jsonrpc":"2.0","result":1,"id":1}])");
+    CHECK(r.result<int>(1001) == 7);
+    CHECK(r.missing() == std::vector<std::int64_t>{1000});
+    CHECK(r.unexpected() == std::vector<std::string>{"1"});
+    CHECK_FALSE(r.ok(1));
+    CHECK_THROWS_WITH_AS((void)r.result<int>(999), "batchrpc: id 999 is not a request of this batch",
+                         std::invalid_argument);
+    rpc::BatchBuilder one{5, true};
+    one.call("ping");
+    CHECK(one.text() == R"([{"jsonrpc":"2.0","method":"ping","id":5}])");
+    CHECK_THROWS_AS(rpc::BatchBuilder{0}, std::invalid_argument);
+  }
+
   TEST_CASE("method names are escaped") {
     CHECK(single("a\"b\\c\nd\x01\xc3\xa9/") == R"({"jsonrpc":"2.0","method":"a\"b\\c\nd\u0001)"
                                                "\xc3\xa9"

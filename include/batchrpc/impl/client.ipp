@@ -116,8 +116,10 @@ BATCHRPC_DECL void BatchBuilder::add(std::string_view method, Json params, std::
 }
 
 BATCHRPC_DECL std::int64_t BatchBuilder::call(std::string_view method, Json params) {
-  add(method, std::move(params), last_id_ + 1);
-  return ++last_id_;
+  const std::int64_t id = first_id_ + requests_;
+  add(method, std::move(params), id);
+  ++requests_;
+  return id;
 }
 
 BATCHRPC_DECL void BatchBuilder::notify(std::string_view method, Json params) {
@@ -176,13 +178,15 @@ BATCHRPC_DECL Json Replies::result_json(std::int64_t id) const { return result<J
 BATCHRPC_DECL Replies correlate(const BatchBuilder& batch, std::optional<std::string_view> reply,
                                 const Limits& limits) {
   Replies out;
+  out.first_id_ = batch.first_id();
   out.outcomes_.resize(static_cast<std::size_t>(batch.requests()));
 
   // Ids are matched by integer value; anything else with a valid shape is unexpected.
   const auto match = [&](const Value& response, std::string_view raw_id) {
     const Value& id = response["id"];
-    if (id.IsInt64() && id.GetInt64() >= 1 && id.GetInt64() <= batch.requests()) {
-      detail::Outcome& o = out.outcomes_[static_cast<std::size_t>(id.GetInt64() - 1)];
+    if (id.IsInt64() && id.GetInt64() >= batch.first_id() &&
+        id.GetInt64() - batch.first_id() < batch.requests()) {
+      detail::Outcome& o = out.outcomes_[static_cast<std::size_t>(id.GetInt64() - batch.first_id())];
       if (++o.responses == 2) out.duplicate_.push_back(id.GetInt64());
       if (o.responses > 1) return;
       const auto result = response.FindMember("result");
@@ -274,9 +278,17 @@ BATCHRPC_DECL Replies correlate(const BatchBuilder& batch, std::optional<std::st
   }
 
   for (std::size_t i = 0; i < out.outcomes_.size(); ++i) {
-    if (out.outcomes_[i].responses == 0) out.missing_.push_back(static_cast<std::int64_t>(i + 1));
+    if (out.outcomes_[i].responses == 0) {
+      out.missing_.push_back(batch.first_id() + static_cast<std::int64_t>(i));
+    }
   }
   std::sort(out.duplicate_.begin(), out.duplicate_.end());
+  return out;
+}
+
+BATCHRPC_DECL Replies detail::failed_replies(const BatchBuilder& batch, std::string problem) {
+  Replies out = correlate(batch, std::nullopt);
+  out.problems_.push_back(std::move(problem));
   return out;
 }
 
