@@ -99,50 +99,73 @@ void drop_connection(Stream& stream) {
   beast::get_lowest_layer(stream).socket().close(ignored);
 }
 
-// Writes queued messages one at a time, in order. `Write(text, handler)` starts one write.
-class WriteQueue {
+// What every channel shares: the client's events, the messages waiting to be written (one at a
+// time, in order), and whether it was closed. A write in progress keeps its buffer here until
+// it completes, even after close().
+class Outbox {
  public:
+  explicit Outbox(ChannelEvents& events) : events(events) {}
+
+  // Queues message `seq`; true when the caller must start writing it (nothing else is).
+  bool push(std::string text, std::uint64_t seq) {
+    if (closed) return false;
+    items_.push_back({std::move(text), seq});
+    return items_.size() == 1;
+  }
+  [[nodiscard]] std::string& front() { return items_.front().text; }
+  // The write of the front ended: reports it; true when the next one is to be written.
+  bool written(const boost::system::error_code& error) {
+    if (closed) return false;
+    if (error) {
+      events.ended("writing failed: " + error.message());
+      return false;
+    }
+    const std::uint64_t seq = items_.front().seq;
+    items_.pop_front();
+    events.written(seq);
+    return !items_.empty();
+  }
+
+  ChannelEvents& events;
+  bool closed = false;
+
+ private:
   struct Item {
     std::string text;
     std::uint64_t seq;
   };
-  // True when the caller must start writing the front item.
-  bool push(Item item) {
-    items_.push_back(std::move(item));
-    return items_.size() == 1;
-  }
-  [[nodiscard]] Item& front() { return items_.front(); }
-  // Drops the written front; true when another is waiting.
-  bool pop() {
-    items_.pop_front();
-    return !items_.empty();
-  }
- private:
   std::deque<Item> items_;
 };
+
+// The handshake of a channel with nothing of its own to negotiate: TLS, if any, then reading.
+template <class Stream, class Read>
+void handshake_then_read(Stream& stream, const ClientOptions& options, Read read_next,
+                         std::function<void(const boost::system::error_code&)> done) {
+  tls_handshake(stream, options, [&stream, read_next, done = std::move(done)](const boost::system::error_code& error) {
+    if (!error) {
+      beast::get_lowest_layer(stream).expires_never();
+      read_next();
+    }
+    done(error);
+  });
+}
 
 template <class Stream>
 class HttpChannel final : public Channel {
  public:
   HttpChannel(Stream stream, const ClientOptions& options, std::string host, ChannelEvents& events)
-      : stream_(std::move(stream)), options_(options), host_(std::move(host)), events_(events) {}
+      : stream_(std::move(stream)), options_(options), host_(std::move(host)), outbox_(events) {}
 
   void handshake(std::function<void(const boost::system::error_code&)> done) override {
-    tls_handshake(stream_, options_, [this, done = std::move(done)](const boost::system::error_code& error) {
-      if (!error) {
-        beast::get_lowest_layer(stream_).expires_never();
-        read_next();
-      }
-      done(error);
-    });
+    handshake_then_read(stream_, options_, [this] { read_next(); }, std::move(done));
   }
 
   void write(std::string text, std::uint64_t seq) override {
-    if (!closed_ && queue_.push({std::move(text), seq})) write_front();
+    if (outbox_.push(std::move(text), seq)) write_front();
   }
 
   void close() override {
-    closed_ = true;  // the write in progress still owns its buffer: the queue stays
+    outbox_.closed = true;
     drop_connection(stream_);
   }
 
@@ -152,15 +175,10 @@ class HttpChannel final : public Channel {
     request_.emplace(http::verb::post, options_.target, 11);
     request_->set(http::field::host, host_);
     request_->set(http::field::content_type, "application/json");
-    request_->body() = std::move(queue_.front().text);
+    request_->body() = std::move(outbox_.front());
     request_->prepare_payload();
     http::async_write(stream_, *request_, [this](const boost::system::error_code& error, std::size_t) {
-      if (closed_) return;
-      if (error) return events_.ended("writing failed: " + error.message());
-      const std::uint64_t seq = queue_.front().seq;
-      const bool more = queue_.pop();
-      events_.written(seq);
-      if (more) write_front();
+      if (outbox_.written(error)) write_front();
     });
   }
 
@@ -168,12 +186,12 @@ class HttpChannel final : public Channel {
     parser_.emplace();
     parser_->body_limit(options_.limits.max_message_bytes);
     beast::http::async_read(stream_, buffer_, *parser_, [this](const boost::system::error_code& error, std::size_t) {
-      if (closed_) return;
-      if (error) return events_.ended(error == beast::http::error::end_of_stream || error == asio::error::eof
+      if (outbox_.closed) return;
+      if (error) return outbox_.events.ended(error == beast::http::error::end_of_stream || error == asio::error::eof
                                           ? std::string("the server closed the connection")
                                           : "reading failed: " + error.message());
       auto& response = parser_->get();
-      events_.http_response(response.result_int(), std::move(response.body()));
+      outbox_.events.http_response(response.result_int(), std::move(response.body()));
       read_next();
     });
   }
@@ -181,9 +199,7 @@ class HttpChannel final : public Channel {
   Stream stream_;
   const ClientOptions& options_;
   const std::string host_;
-  ChannelEvents& events_;
-  WriteQueue queue_;
-  bool closed_ = false;
+  Outbox outbox_;
   std::optional<beast::http::request<beast::http::string_body>> request_;
   beast::flat_buffer buffer_;
   std::optional<beast::http::response_parser<beast::http::string_body>> parser_;
@@ -193,7 +209,7 @@ template <class Stream>
 class WebSocketChannel final : public Channel {
  public:
   WebSocketChannel(Stream stream, const ClientOptions& options, std::string host, ChannelEvents& events)
-      : ws_(std::move(stream)), options_(options), host_(std::move(host)), events_(events) {}
+      : ws_(std::move(stream)), options_(options), host_(std::move(host)), outbox_(events) {}
 
   void handshake(std::function<void(const boost::system::error_code&)> done) override {
     tls_handshake(ws_.next_layer(), options_, [this, done = std::move(done)](const boost::system::error_code& error) {
@@ -217,39 +233,34 @@ class WebSocketChannel final : public Channel {
   }
 
   void write(std::string text, std::uint64_t seq) override {
-    if (!closed_ && queue_.push({std::move(text), seq})) write_front();
+    if (outbox_.push(std::move(text), seq)) write_front();
   }
 
   void close() override {
-    closed_ = true;  // the write in progress still owns its buffer: the queue stays
+    outbox_.closed = true;
     drop_connection(ws_);
   }
 
  private:
   void write_front() {
-    const std::string& text = queue_.front().text;
+    const std::string& text = outbox_.front();
     ws_.async_write(asio::buffer(text), [this](const boost::system::error_code& error, std::size_t) {
-      if (closed_) return;
-      if (error) return events_.ended("writing failed: " + error.message());
-      const std::uint64_t seq = queue_.front().seq;
-      const bool more = queue_.pop();
-      events_.written(seq);
-      if (more) write_front();
+      if (outbox_.written(error)) write_front();
     });
   }
 
   void read_next() {
     ws_.async_read(buffer_, [this](const boost::system::error_code& error, std::size_t) {
-      if (closed_) return;
+      if (outbox_.closed) return;
       if (error) {
         if (error == beast::websocket::error::closed) {
-          return events_.ended("the server closed the WebSocket (" + std::to_string(ws_.reason().code) + ")");
+          return outbox_.events.ended("the server closed the WebSocket (" + std::to_string(ws_.reason().code) + ")");
         }
-        return events_.ended("reading failed: " + error.message());
+        return outbox_.events.ended("reading failed: " + error.message());
       }
       const std::string text = beast::buffers_to_string(buffer_.data());
       buffer_.consume(buffer_.size());
-      events_.reply(text);
+      outbox_.events.reply(text);
       read_next();
     });
   }
@@ -257,9 +268,7 @@ class WebSocketChannel final : public Channel {
   beast::websocket::stream<Stream> ws_;
   const ClientOptions& options_;
   const std::string host_;
-  ChannelEvents& events_;
-  WriteQueue queue_;
-  bool closed_ = false;
+  Outbox outbox_;
   beast::flat_buffer buffer_;
 };
 
@@ -269,28 +278,22 @@ class FramedChannel final : public Channel, private rpc::detail::FrameSink {
   FramedChannel(Stream stream, const ClientOptions& options, ChannelEvents& events)
       : stream_(std::move(stream)),
         options_(options),
-        events_(events),
+        outbox_(events),
         framer_(options.transport == Transport::lines ? Framing::lines : Framing::content_length,
                 options.limits.max_message_bytes) {}
 
   void handshake(std::function<void(const boost::system::error_code&)> done) override {
-    tls_handshake(stream_, options_, [this, done = std::move(done)](const boost::system::error_code& error) {
-      if (!error) {
-        beast::get_lowest_layer(stream_).expires_never();
-        read_next();
-      }
-      done(error);
-    });
+    handshake_then_read(stream_, options_, [this] { read_next(); }, std::move(done));
   }
 
   void write(std::string text, std::uint64_t seq) override {
     std::string frame;
     rpc::detail::append_frame(frame, framer_.framing(), text);
-    if (!closed_ && queue_.push({std::move(frame), seq})) write_front();
+    if (outbox_.push(std::move(frame), seq)) write_front();
   }
 
   void close() override {
-    closed_ = true;  // the write in progress still owns its buffer: the queue stays
+    outbox_.closed = true;
     drop_connection(stream_);
   }
 
@@ -298,34 +301,29 @@ class FramedChannel final : public Channel, private rpc::detail::FrameSink {
   static constexpr std::size_t kReadChunk = 16 * 1024;
 
   void write_front() {
-    const std::string& frame = queue_.front().text;
+    const std::string& frame = outbox_.front();
     asio::async_write(stream_, asio::buffer(frame), [this](const boost::system::error_code& error, std::size_t) {
-      if (closed_) return;
-      if (error) return events_.ended("writing failed: " + error.message());
-      const std::uint64_t seq = queue_.front().seq;
-      const bool more = queue_.pop();
-      events_.written(seq);
-      if (more) write_front();
+      if (outbox_.written(error)) write_front();
     });
   }
 
   void read_next() {
     stream_.async_read_some(asio::buffer(chunk_), [this](const boost::system::error_code& error, std::size_t size) {
-      if (closed_) return;
+      if (outbox_.closed) return;
       if (error) {
         framer_.finish(*this);
-        return events_.ended(error == asio::error::eof ? std::string("the server closed the connection")
+        return outbox_.events.ended(error == asio::error::eof ? std::string("the server closed the connection")
                                                        : "reading failed: " + error.message());
       }
       framer_.feed(chunk_.data(), size, *this);
-      if (framer_.failed()) return events_.ended(failure_);
-      if (!failure_.empty()) return events_.ended(failure_);
+      if (framer_.failed()) return outbox_.events.ended(failure_);
+      if (!failure_.empty()) return outbox_.events.ended(failure_);
       read_next();
     });
   }
 
   bool message(std::string_view text, std::string*) override {
-    events_.reply(text);
+    outbox_.events.reply(text);
     return true;
   }
   void too_large() override {
@@ -335,10 +333,8 @@ class FramedChannel final : public Channel, private rpc::detail::FrameSink {
 
   Stream stream_;
   const ClientOptions& options_;
-  ChannelEvents& events_;
+  Outbox outbox_;
   rpc::detail::StreamFramer framer_;
-  WriteQueue queue_;
-  bool closed_ = false;
   std::array<char, kReadChunk> chunk_{};
   std::string failure_;
 };
