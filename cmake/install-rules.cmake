@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Install rules and package files for batchrpc: headers, batchrpc::batchrpc (header-only),
-# batchrpc::compiled, batchrpc::http (component `http`, only when cpp-httplib was found), a CMake
-# package (install tree and build tree) and pkg-config files. Nothing from examples/, tests/ or
+# batchrpc::compiled, the optional components (http, net, net_tls: only when their dependencies
+# were found), a CMake package (install tree and build tree) and pkg-config files. Nothing from examples/, tests/ or
 # bench/ is installed (tests/package checks the installed tree file by file).
 # Included by the top-level CMakeLists.txt when BATCHRPC_INSTALL AND NOT CMAKE_SKIP_INSTALL_RULES.
 
@@ -28,40 +28,27 @@ install(EXPORT batchrpcTargets
         FILE batchrpcTargets.cmake
         DESTINATION "${BATCHRPC_INSTALL_CMAKEDIR}")
 
-# batchrpc::http has an export set of its own, loaded by the config only when the `http`
-# component is requested and cpp-httplib is found then (cmake/httplib-target.cmake), so that
-# users of the core never need cpp-httplib. The header <batchrpc/http.hpp> is installed always.
-if(TARGET batchrpc_http)
-  install(TARGETS batchrpc_http EXPORT batchrpcHttpTargets)
-  install(EXPORT batchrpcHttpTargets
+# Each optional target has an export set of its own, loaded by the config only when its
+# component is requested and its dependencies are found then (cmake/httplib-target.cmake, Boost,
+# OpenSSL), so that users of the core never need them. Its headers are installed always.
+# Installed, and exported for the build tree too (batchrpc_DIR=<build dir> works uninstalled).
+function(batchrpc_install_component target export_set)
+  if(NOT TARGET ${target})
+    return()
+  endif()
+  install(TARGETS ${target} EXPORT ${export_set} ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}")
+  install(EXPORT ${export_set}
           NAMESPACE batchrpc::
-          FILE batchrpcHttpTargets.cmake
+          FILE ${export_set}.cmake
           DESTINATION "${BATCHRPC_INSTALL_CMAKEDIR}")
-endif()
-
-# batchrpc::net likewise (component `net`, needs Boost's headers).
-if(TARGET batchrpc_net)
-  install(TARGETS batchrpc_net EXPORT batchrpcNetTargets)
-  install(EXPORT batchrpcNetTargets
-          NAMESPACE batchrpc::
-          FILE batchrpcNetTargets.cmake
-          DESTINATION "${BATCHRPC_INSTALL_CMAKEDIR}")
-endif()
-if(TARGET batchrpc_net_compiled)
-  install(TARGETS batchrpc_net_compiled EXPORT batchrpcNetCompiledTargets
-          ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}")
-  install(EXPORT batchrpcNetCompiledTargets
-          NAMESPACE batchrpc::
-          FILE batchrpcNetCompiledTargets.cmake
-          DESTINATION "${BATCHRPC_INSTALL_CMAKEDIR}")
-endif()
-if(TARGET batchrpc_net_tls)
-  install(TARGETS batchrpc_net_tls EXPORT batchrpcNetTlsTargets)
-  install(EXPORT batchrpcNetTlsTargets
-          NAMESPACE batchrpc::
-          FILE batchrpcNetTlsTargets.cmake
-          DESTINATION "${BATCHRPC_INSTALL_CMAKEDIR}")
-endif()
+  export(EXPORT ${export_set}
+         NAMESPACE batchrpc::
+         FILE "${PROJECT_BINARY_DIR}/${export_set}.cmake")
+endfunction()
+batchrpc_install_component(batchrpc_http batchrpcHttpTargets)                  # component http
+batchrpc_install_component(batchrpc_net batchrpcNetTargets)                    # component net
+batchrpc_install_component(batchrpc_net_compiled batchrpcNetCompiledTargets)   # component net
+batchrpc_install_component(batchrpc_net_tls batchrpcNetTlsTargets)             # component net_tls
 
 if(EXISTS "${PROJECT_SOURCE_DIR}/LICENSE")
   install(FILES "${PROJECT_SOURCE_DIR}/LICENSE" DESTINATION "${CMAKE_INSTALL_DOCDIR}")
@@ -92,26 +79,6 @@ install(FILES
 export(EXPORT batchrpcTargets
        NAMESPACE batchrpc::
        FILE "${PROJECT_BINARY_DIR}/batchrpcTargets.cmake")
-if(TARGET batchrpc_http)
-  export(EXPORT batchrpcHttpTargets
-         NAMESPACE batchrpc::
-         FILE "${PROJECT_BINARY_DIR}/batchrpcHttpTargets.cmake")
-endif()
-if(TARGET batchrpc_net)
-  export(EXPORT batchrpcNetTargets
-         NAMESPACE batchrpc::
-         FILE "${PROJECT_BINARY_DIR}/batchrpcNetTargets.cmake")
-endif()
-if(TARGET batchrpc_net_compiled)
-  export(EXPORT batchrpcNetCompiledTargets
-         NAMESPACE batchrpc::
-         FILE "${PROJECT_BINARY_DIR}/batchrpcNetCompiledTargets.cmake")
-endif()
-if(TARGET batchrpc_net_tls)
-  export(EXPORT batchrpcNetTlsTargets
-         NAMESPACE batchrpc::
-         FILE "${PROJECT_BINARY_DIR}/batchrpcNetTlsTargets.cmake")
-endif()
 foreach(_batchrpc_file IN ITEMS rapidjson-target.cmake httplib-target.cmake)
   configure_file("${PROJECT_SOURCE_DIR}/cmake/${_batchrpc_file}"
                  "${PROJECT_BINARY_DIR}/${_batchrpc_file}" COPYONLY)
