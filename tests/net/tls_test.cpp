@@ -54,6 +54,17 @@ struct TlsFixture {
     return stream;
   }
 
+  // A ping over a new HTTPS connection to `port`.
+  netclient::Response https_ping(int port) {
+    auto https = secure(netclient::connect_tcp(io, port));
+    auto request = netclient::post(kPing);
+    http::write(https, request);
+    boost::beast::flat_buffer buffer;
+    netclient::Response response;
+    http::read(https, buffer, response);
+    return response;
+  }
+
   tlstest::Credentials credentials;
   ssl::context server_tls;
   ssl::context client_tls;
@@ -70,12 +81,7 @@ TEST_SUITE("net: TLS") {
     const int port = f.server->listen("127.0.0.1", 0, rpc::net::Protocol::http, &f.server_tls);
     f.server->start();
 
-    auto https = f.secure(netclient::connect_tcp(f.io, port));
-    auto request = netclient::post(kPing);
-    http::write(https, request);
-    boost::beast::flat_buffer buffer;
-    netclient::Response response;
-    http::read(https, buffer, response);
+    const netclient::Response response = f.https_ping(port);
     CHECK(response.result_int() == 200);
     CHECK(response.body() == kPong);
 
@@ -142,13 +148,7 @@ TEST_SUITE("net: TLS") {
     CHECK_FALSE(refused);
     netclient::HttpClient silent(f.io, port);  // connects, then says nothing
     const auto start = std::chrono::steady_clock::now();
-    auto https = f.secure(netclient::connect_tcp(f.io, port));
-    auto request = netclient::post(kPing);
-    http::write(https, request);
-    boost::beast::flat_buffer buffer;
-    netclient::Response response;
-    http::read(https, buffer, response);
-    CHECK(response.body() == kPong);
+    CHECK(f.https_ping(port).body() == kPong);
     CHECK(silent.closed_by_server());
     CHECK(std::chrono::steady_clock::now() - start >= 250ms);
     // The failed handshakes are uncounted right after their sockets close.

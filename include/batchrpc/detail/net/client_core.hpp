@@ -66,6 +66,8 @@ class ClientCore final : private ChannelEvents {
         stream->async_connect(found, [this, stream, done, host](const boost::system::error_code& failed,
                                                                 const asio::ip::tcp::endpoint&) {
           if (failed) return done("cannot connect to " + host + ": " + failed.message());
+          boost::system::error_code ignored;  // messages are written whole: Nagle would only delay them
+          stream->socket().set_option(asio::ip::tcp::no_delay(true), ignored);
           open_channel(std::move(*stream), options_.host.empty() ? host : options_.host, done);
         });
       });
