@@ -141,7 +141,9 @@ class MessageParser {
   // Numbers arrive as text so that ids can be echoed byte for byte.
   static constexpr unsigned kFlags = rapidjson::kParseInsituFlag | rapidjson::kParseNumbersAsStringsFlag;
   static constexpr std::size_t kMaxRecursiveDepth = 256;
-  static constexpr std::size_t kInitialPoolBytes = std::size_t{64} << 10;
+  // Small, so that an idle session (one per network connection) costs little: the pool grows
+  // to what a message needed and keeps that for the next (release()).
+  static constexpr std::size_t kInitialPoolBytes = std::size_t{4} << 10;
   static constexpr std::size_t kMaxRetainedPoolBytes = std::size_t{8} << 20;
   static constexpr std::size_t kMaxRetainedIds = std::size_t{1} << 16;
 
