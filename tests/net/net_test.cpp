@@ -554,6 +554,43 @@ TEST_SUITE("net: defences") {
     CHECK(ws.receive() == cancelled("2"));
   }
 
+  TEST_CASE("a handler that ignores its stop token: shutdown waits for it, then the server goes safely") {
+    // Its answer is posted from a handler thread after the connection was closed: the server
+    // must outlive that post (under AddressSanitizer this was a use after free).
+    rpc::Router router;
+    router.add("stubborn", [](std::int64_t ms) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+      return ms;
+    });
+    for (const auto protocol : {rpc::net::Protocol::http, rpc::net::Protocol::lines}) {
+      CAPTURE(static_cast<int>(protocol));
+      std::optional<rpc::net::Server> server;
+      server.emplace(router, rpc::net::ServerOptions{.handler_threads = 2, .shutdown_grace = 50ms});
+      const int port = server->listen("127.0.0.1", 0, protocol);
+      server->start();
+      asio::io_context io;
+      std::optional<HttpClient> http_client;
+      std::optional<WsClient> ws;
+      std::optional<StreamClient<netclient::tcp::socket>> lines;
+      if (protocol == rpc::net::Protocol::http) {
+        http_client.emplace(io, port);
+        auto request = netclient::post(call("stubborn", "[300]", "1"));
+        http_client->send(request);
+        ws.emplace(io, port);
+        ws->send(call("stubborn", "[300]", "2"));
+      } else {
+        lines.emplace(netclient::connect_tcp(io, port), false);
+        lines->send(call("stubborn", "[300]", "3"));
+      }
+      std::this_thread::sleep_for(50ms);
+      const auto start = Clock::now();
+      server.reset();  // shutdown: drain, cancel, close; waits for the handlers
+      CHECK(Clock::now() - start >= 150ms);
+      if (http_client) CHECK(http_client->closed_by_server());
+      if (lines) CHECK(lines->closed_by_server());
+    }
+  }
+
   TEST_CASE("a server destroyed at once, never started, or with idle clients still connected") {
     {
       Fixture never_started;

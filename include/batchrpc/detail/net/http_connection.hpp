@@ -232,12 +232,15 @@ class HttpConnection final : public Connection, public std::enable_shared_from_t
                        std::optional<std::string_view> reply) mutable {
                      std::optional<std::string> copy;
                      if (reply) copy.emplace(*reply);
-                     const auto executor = self->socket_.get_executor();
                      // The session is released on the strand, never inside its own completion.
-                     asio::post(executor, [self = std::move(self), held = std::move(held), sequence,
-                                           copy = std::move(copy)]() mutable {
-                       self->answered(sequence, std::move(copy), held->id());
-                       held.reset();
+                     Hub& hub = self->hub_;
+                     hub.post_from_handler_thread([&] {
+                       const auto executor = self->socket_.get_executor();  // before self is moved from
+                       asio::post(executor, [self = std::move(self), held = std::move(held), sequence,
+                                             copy = std::move(copy)]() mutable {
+                         self->answered(sequence, std::move(copy), held->id());
+                         held.reset();
+                       });
                      });
                    });
   }

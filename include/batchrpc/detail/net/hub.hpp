@@ -138,6 +138,31 @@ class Hub {
     for (const auto& connection : open) phase(*connection);
   }
 
+  // Runs `post`, which posts a session's answer to a connection's strand, from a handler
+  // thread. The connection may be gone, and shutdown past waiting for it, the moment the
+  // posted handler runs; but `post` still holds executor copies (the strand's), which must
+  // not outlive the I/O context. So shutdown waits, with wait_posts(), until every call
+  // has returned; each is counted under the lock, and the hub is not touched after that.
+  template <class Post>
+  void post_from_handler_thread(Post post) {
+    {
+      std::lock_guard lock(mutex_);
+      ++posting_;
+    }
+    struct Uncount {
+      Hub& hub;
+      ~Uncount() {
+        std::lock_guard lock(hub.mutex_);
+        if (--hub.posting_ == 0) hub.posts_done_.notify_all();
+      }
+    } uncount{*this};
+    post();
+  }
+  void wait_posts() {
+    std::unique_lock lock(mutex_);
+    posts_done_.wait(lock, [this] { return posting_ == 0; });
+  }
+
   // Waits until no connection is open, or `timeout` has passed; true when none is.
   bool wait_closed(std::chrono::milliseconds timeout) {
     std::unique_lock lock(mutex_);
@@ -162,6 +187,8 @@ class Hub {
   std::size_t served_ = 0;
   std::size_t refusing_ = 0;
   bool closing_ = false;
+  std::size_t posting_ = 0;  // post_from_handler_thread calls not returned yet
+  std::condition_variable posts_done_;
 };
 
 // A timer whose expiry does `on_expiry` unless it was re-armed or disarmed meanwhile (an

@@ -108,6 +108,7 @@ class ServerCore {
       cancel_http.join();
     }
     hub_.sessions.close();
+    hub_.wait_posts();  // answers posted from handler threads hold executor copies until then
     work_.reset();
     io_.stop();
     for (auto& thread : threads_) thread.join();

@@ -120,9 +120,12 @@ class StreamConnection final : public Connection,
     Completion done = [self = this->shared_from_this()](std::optional<std::string_view> reply) mutable {
       std::optional<std::string> copy;
       if (reply) copy.emplace(*reply);
-      const auto executor = self->socket_.get_executor();
-      asio::post(executor, [self = std::move(self), copy = std::move(copy)]() mutable {
-        self->answered(std::move(copy));
+      Hub& hub = self->hub_;
+      hub.post_from_handler_thread([&] {
+        const auto executor = self->socket_.get_executor();  // before self is moved from
+        asio::post(executor, [self = std::move(self), copy = std::move(copy)]() mutable {
+          self->answered(std::move(copy));
+        });
       });
     };
     if (owned != nullptr) {

@@ -104,9 +104,12 @@ class WebSocketConnection final : public Connection,
     session_.handle(std::move(message), [self = this->shared_from_this()](std::optional<std::string_view> reply) mutable {
       std::optional<std::string> copy;
       if (reply) copy.emplace(*reply);
-      const auto executor = self->ws_.get_executor();
-      asio::post(executor, [self = std::move(self), copy = std::move(copy)]() mutable {
-        self->answered(std::move(copy));
+      Hub& hub = self->hub_;
+      hub.post_from_handler_thread([&] {
+        const auto executor = self->ws_.get_executor();  // before self is moved from
+        asio::post(executor, [self = std::move(self), copy = std::move(copy)]() mutable {
+          self->answered(std::move(copy));
+        });
       });
     });
     read_next();
