@@ -69,7 +69,11 @@ struct ClientOptions {
  * order); WebSocket and streams match replies to messages by id, so the ids of messages in
  * flight together must differ: make builders with `batch()`, whose ids the client never
  * hands out twice. A message with requests whose ids are in flight already is refused
- * (`std::invalid_argument`). A message of notifications only completes once written.
+ * (`std::invalid_argument`). A message of notifications only completes once written. A
+ * reply that names no id (the server refused a whole message: not JSON, too large, too long
+ * a batch) is matched on HTTP; on WebSocket and streams it is given to the message sent
+ * since the last reply if there is just one, and otherwise dropped (either of two messages
+ * may be the one refused), so that message fails at its timeout.
  *
  * Failures never throw from `send`: a message that cannot be sent, times out, or whose
  * connection ends first completes with every id missing and the reason in `problems()`. The

@@ -206,6 +206,47 @@ TEST_CASE("net client: builders whose ids are in flight are refused where replie
   CHECK_THROWS_AS(client.send(rpc::BatchBuilder{}), std::invalid_argument);
 }
 
+TEST_CASE("net client: a whole message refused (no id in the reply) goes to its message only when that is certain") {
+  rpc::Router router(rpc::Limits{.max_batch = 3});
+  rpc::add_builtins(router, {.server_name = "client_test", .server_version = "1"});
+  router.add("sleep", [](std::int64_t ms) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    return ms;
+  });
+  rpc::net::Server server{router, {.handler_threads = 2}};
+  const int http_port = server.listen("127.0.0.1", 0);
+  const int lines_port = server.listen("127.0.0.1", 0, rpc::net::Protocol::lines);
+  server.start();
+  const auto too_long = [](rpc::BatchBuilder batch, bool calls) {
+    for (int i = 0; i < 4; ++i) calls ? (void)batch.call("ping") : batch.notify("ping");
+    return batch;
+  };
+  for (const Transport transport : {Transport::http, Transport::websocket, Transport::lines}) {
+    CAPTURE(name_of(transport));
+    rpc::net::Client client{{.transport = transport, .timeout = 500ms}};
+    client.connect("127.0.0.1", transport == Transport::lines ? lines_port : http_port);
+    // Alone: the refusal is its reply.
+    const rpc::Replies alone = client.send(too_long(client.batch(), true)).get();
+    REQUIRE(alone.message_error() != nullptr);
+    CHECK(alone.message_error()->code() == -32602);
+    CHECK(alone.missing().size() == 4);
+    // Notifications refused while a request is in flight: the request still gets its result.
+    rpc::BatchBuilder slow = client.batch();
+    const auto slow_id = slow.call("sleep", rpc::positional(200));
+    auto slow_reply = client.send(std::move(slow));
+    const rpc::Replies quiet = client.send(too_long(client.batch(), false)).get();
+    const rpc::Replies slow_replies = slow_reply.get();
+    CHECK(slow_replies.complete());
+    CHECK(slow_replies.result<int>(slow_id) == 200);
+    if (transport == Transport::http) {
+      REQUIRE(quiet.message_error() != nullptr);  // HTTP matches every response to its request
+      CHECK(quiet.message_error()->code() == -32602);
+    } else {
+      CHECK(quiet.complete());  // completed once written; the refusal named nothing
+    }
+  }
+}
+
 TEST_CASE("net client: a reply that takes longer than the timeout fails the message, not the others") {
   Served served;
   for (const Transport transport : kTransports) {

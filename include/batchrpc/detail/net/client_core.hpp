@@ -186,13 +186,20 @@ class ClientCore final : private ChannelEvents {
     ids_in_flight_.erase(message.batch.first_id());
   }
 
-  // The message whose request ids include the first id of `reply`; a reply without one (a
-  // whole message refused) goes to the only message in flight, if there is just one.
+  // The message whose request ids include the first id of `reply`. A reply without one (the
+  // server refused a whole message: not JSON, too large, too long a batch) names no message;
+  // it is given to the one message sent since the last reply, when that message awaits a
+  // reply, and otherwise dropped (that message then fails at its timeout): with two sent,
+  // either may be the one refused, notifications only included.
   std::optional<std::uint64_t> match(std::string_view reply) {
     const std::optional<std::int64_t> id = first_id_in(reply);
+    const std::uint64_t sent_alone = sent_since_reply_ == 1 ? last_sent_ : 0;
+    sent_since_reply_ = 0;
     const std::lock_guard lock(ids_mutex_);
     if (!id) {
-      if (ids_in_flight_.size() == 1) return ids_in_flight_.begin()->second.seq;
+      for (const auto& [first, range] : ids_in_flight_) {
+        if (range.seq == sent_alone) return sent_alone;
+      }
       return std::nullopt;
     }
     auto after = ids_in_flight_.upper_bound(*id);
@@ -234,6 +241,8 @@ class ClientCore final : private ChannelEvents {
       }
     });
     if (options_.transport == Transport::http) http_order_.push_back(seq);
+    ++sent_since_reply_;
+    last_sent_ = seq;
     pending_.emplace(seq, std::move(message));
     channel_->write(std::move(text), seq);
   }
@@ -309,6 +318,8 @@ class ClientCore final : private ChannelEvents {
   std::map<std::uint64_t, Pending> pending_;
   std::deque<std::uint64_t> http_order_;  // HTTP: messages in the order their responses come
   std::string ended_;                     // why the connection ended; empty while it is open
+  std::uint64_t sent_since_reply_ = 0;    // messages sent since the last reply came
+  std::uint64_t last_sent_ = 0;           // the last message sent (its seq; they start at 1)
   // Any thread:
   std::mutex ids_mutex_;
   std::map<std::int64_t, IdRange> ids_in_flight_;  // by first id; WebSocket and streams
