@@ -69,7 +69,8 @@ struct ClientOptions {
  * order); WebSocket and streams match replies to messages by id, so the ids of messages in
  * flight together must differ: make builders with `batch()`, whose ids the client never
  * hands out twice. A message with requests whose ids are in flight already is refused
- * (`std::invalid_argument`). A message of notifications only completes once written. A
+ * (`std::invalid_argument`); so is one reusing the ids of a message that timed out until its
+ * late reply has come (the server is still at work on it). A message of notifications only completes once written. A
  * reply that names no id (the server refused a whole message: not JSON, too large, too long
  * a batch) is matched on HTTP; on WebSocket and streams it is given to the message sent
  * since the last reply if there is just one, and otherwise dropped (either of two messages
@@ -89,9 +90,10 @@ struct ClientOptions {
  * @endcode
  *
  * Threads and lifetimes. Every member may be called from any thread. Callbacks run on the
- * client's I/O thread, one at a time, with no lock of the client's held: they may `send`,
- * but must not wait on another reply of this client (nothing else is read meanwhile) nor
- * destroy it. The destructor closes the connection, completes what is in flight with a
+ * client's I/O thread, one at a time, with no lock of the client's held: they may `send`
+ * (while the client is being destroyed, that send fails at once with "the client was
+ * destroyed"), but must not wait on another reply of this client (nothing else is read
+ * meanwhile) nor destroy it. An exception a callback throws is dropped; the client goes on. The destructor closes the connection, completes what is in flight with a
  * failure, and joins the I/O thread; it must not run on that thread (from a callback).
  */
 class Client {

@@ -196,8 +196,8 @@ TEST_CASE("net client: builders whose ids are in flight are refused where replie
   rpc::BatchBuilder second;  // id 1 again
   second.call("ping");
   CHECK_THROWS_WITH_AS(client.send(std::move(second)),
-                       "batchrpc: net::Client::send: ids 1 to 1 overlap a message in flight; make each builder "
-                       "with client.batch()",
+                       "batchrpc: net::Client::send: ids 1 to 1 overlap a message in flight (or one that timed "
+                       "out, whose reply has not come); make each builder with client.batch()",
                        std::invalid_argument);
   CHECK(slow.get().complete());
   rpc::BatchBuilder again;  // free once the first is answered
@@ -271,6 +271,25 @@ TEST_CASE("net client: a reply that takes longer than the timeout fails the mess
   }
 }
 
+TEST_CASE("net client: the ids of a message that timed out stay taken until its late reply comes") {
+  Served served;
+  rpc::net::Client client{{.transport = Transport::websocket, .timeout = 150ms}};
+  client.connect("127.0.0.1", served.http_port);
+  rpc::BatchBuilder first;  // id 1
+  first.call("sleep", rpc::positional(500));
+  const rpc::Replies timed_out = client.send(std::move(first)).get();
+  CHECK(timed_out.problems() == std::vector<std::string>{"no reply within 150 ms (the client's timeout)"});
+  rpc::BatchBuilder reuse;  // id 1 again, while the server still works on the first
+  reuse.call("sleep", rpc::positional(10));
+  CHECK_THROWS_AS(client.send(std::move(reuse)), std::invalid_argument);
+  std::this_thread::sleep_for(900ms);  // the late reply (500) has come and was dropped
+  rpc::BatchBuilder later;
+  const auto id = later.call("sleep", rpc::positional(10));
+  const rpc::Replies replies = client.send(std::move(later)).get();
+  CHECK(replies.complete());
+  CHECK(replies.result<int>(id) == 10);
+}
+
 TEST_CASE("net client: the connection ending, close() and destruction fail what is in flight") {
   SUBCASE("the server shuts down past its grace") {
     rpc::Router router;
@@ -316,6 +335,22 @@ TEST_CASE("net client: the connection ending, close() and destruction fail what 
       other.send(std::move(slow), [&](rpc::Replies r) { destroyed.set_value(std::move(r)); });
     }
     CHECK(problems_of(destroyed.get_future()) == std::vector<std::string>{"the client was destroyed"});
+  }
+  SUBCASE("a callback that sends again while the client is destroyed") {
+    Served served;
+    std::promise<rpc::Replies> retried;
+    {
+      rpc::net::Client client{{.transport = Transport::lines}};
+      client.connect("127.0.0.1", served.lines_port);
+      rpc::BatchBuilder slow = client.batch();
+      slow.call("sleep", rpc::positional(2000));
+      client.send(std::move(slow), [&](rpc::Replies) {
+        rpc::BatchBuilder again = client.batch();
+        again.call("ping");
+        client.send(std::move(again), [&](rpc::Replies r) { retried.set_value(std::move(r)); });
+      });
+    }
+    CHECK(problems_of(retried.get_future()) == std::vector<std::string>{"the client was destroyed"});
   }
 }
 

@@ -46,6 +46,7 @@ class ClientCore final : private ChannelEvents {
       : options_(std::move(options)), work_(asio::make_work_guard(io_)), thread_([this] { io_.run(); }) {}
 
   ~ClientCore() {
+    destroying_.store(true);
     asio::post(io_, [this] {
       end("the client was destroyed");
       io_.stop();
@@ -97,6 +98,9 @@ class ClientCore final : private ChannelEvents {
     if (batch.empty()) {
       throw std::invalid_argument("batchrpc: an empty BatchBuilder has no message (an empty batch is invalid)");
     }
+    if (destroying_.load()) {  // a callback sending while the client goes: nothing would start it
+      return call(done, rpc::detail::failed_replies(batch, "the client was destroyed"));
+    }
     std::string text = batch.text();
     const std::uint64_t seq = next_seq_.fetch_add(1, std::memory_order_relaxed);
     const bool by_id = options_.transport != Transport::http && batch.requests() > 0;
@@ -122,14 +126,17 @@ class ClientCore final : private ChannelEvents {
   };
   struct IdRange {
     std::int64_t count;
-    std::uint64_t seq;
+    std::uint64_t seq;  // kTimedOut: its message timed out, its late reply is still due
   };
+  static constexpr std::uint64_t kTimedOut = 0;  // seqs start at 1
   enum class State { idle, connecting, open };
 
   void begin_connecting() {
     State expected = State::idle;
     if (!state_.compare_exchange_strong(expected, State::connecting)) {
-      throw std::logic_error("batchrpc: net::Client::connect: connected already, or connecting");
+      throw std::logic_error(
+          "batchrpc: net::Client::connect: this client is connected or connecting already (a client connects once: "
+          "to connect again, make a new one)");
     }
   }
 
@@ -174,7 +181,8 @@ class ClientCore final : private ChannelEvents {
       if (before->first + before->second.count - 1 >= first) {
         throw std::invalid_argument("batchrpc: net::Client::send: ids " + std::to_string(first) + " to " +
                                     std::to_string(last) +
-                                    " overlap a message in flight; make each builder with client.batch()");
+                                    " overlap a message in flight (or one that timed out, whose reply has not "
+                                    "come); make each builder with client.batch()");
       }
     }
     ids_in_flight_.emplace(first, IdRange{batch.requests(), seq});
@@ -184,6 +192,14 @@ class ClientCore final : private ChannelEvents {
     if (!message.by_id) return;
     const std::lock_guard lock(ids_mutex_);
     ids_in_flight_.erase(message.batch.first_id());
+  }
+
+  // A message timed out: its ids stay taken until its late reply comes (the server is still
+  // working on it), so that the reply cannot complete a newer message that reuses them.
+  void keep_ids_for_late_reply(const Pending& message) {
+    if (!message.by_id) return;
+    const std::lock_guard lock(ids_mutex_);
+    ids_in_flight_[message.batch.first_id()].seq = kTimedOut;
   }
 
   // The message whose request ids include the first id of `reply`. A reply without one (the
@@ -206,6 +222,10 @@ class ClientCore final : private ChannelEvents {
     if (after == ids_in_flight_.begin()) return std::nullopt;
     const auto range = std::prev(after);
     if (*id - range->first >= range->second.count) return std::nullopt;
+    if (range->second.seq == kTimedOut) {  // the late reply of a message that timed out
+      ids_in_flight_.erase(range);
+      return std::nullopt;
+    }
     return range->second.seq;
   }
 
@@ -234,10 +254,13 @@ class ClientCore final : private ChannelEvents {
     message.timeout = std::make_unique<asio::steady_timer>(io_, options_.timeout);
     message.timeout->async_wait([this, seq](const boost::system::error_code& error) {
       if (!error) {
-        finish(seq, [&](const BatchBuilder& batch) {
-          return rpc::detail::failed_replies(
-              batch, "no reply within " + std::to_string(options_.timeout.count()) + " ms (the client's timeout)");
-        });
+        finish(
+            seq,
+            [&](const BatchBuilder& batch) {
+              return rpc::detail::failed_replies(
+                  batch, "no reply within " + std::to_string(options_.timeout.count()) + " ms (the client's timeout)");
+            },
+            /*timed_out=*/true);
       }
     });
     if (options_.transport == Transport::http) http_order_.push_back(seq);
@@ -249,12 +272,16 @@ class ClientCore final : private ChannelEvents {
 
   // Completes message `seq` (if still in flight) with the replies `make(batch)` returns.
   template <class Make>
-  void finish(std::uint64_t seq, Make make) {
+  void finish(std::uint64_t seq, Make make, bool timed_out = false) {
     const auto found = pending_.find(seq);
     if (found == pending_.end()) return;  // timed out already
     Pending message = std::move(found->second);
     pending_.erase(found);
-    release_ids(message);
+    if (timed_out) {
+      keep_ids_for_late_reply(message);
+    } else {
+      release_ids(message);
+    }
     call(message.done, make(message.batch));
   }
 
@@ -298,8 +325,9 @@ class ClientCore final : private ChannelEvents {
       if (status == 200) return correlate(batch, body, options_.limits);
       if (status == 204) return correlate(batch, std::nullopt);
       constexpr std::size_t kShown = 200;
-      return rpc::detail::failed_replies(
-          batch, "HTTP status " + std::to_string(status) + ": " + body.substr(0, std::min(body.size(), kShown)));
+      std::string shown = body.substr(0, std::min(body.size(), kShown));
+      while (!shown.empty() && (shown.back() == '\n' || shown.back() == '\r')) shown.pop_back();
+      return rpc::detail::failed_replies(batch, "HTTP status " + std::to_string(status) + ": " + shown);
     });
   }
 
@@ -326,6 +354,7 @@ class ClientCore final : private ChannelEvents {
   std::atomic<std::uint64_t> next_seq_{1};
   std::atomic<std::int64_t> next_first_id_{1};
   std::atomic<State> state_{State::idle};
+  std::atomic<bool> destroying_{false};
   asio::executor_work_guard<asio::io_context::executor_type> work_;
   std::thread thread_;  // last: runs once everything above exists
 };
