@@ -35,6 +35,7 @@
 #include "../../framing.hpp"
 #include "../../net_client.hpp"
 #include "../stream_framer.hpp"
+#include "tls_traits.hpp"
 
 namespace rpc::inline BATCHRPC_ABI::net::detail {
 
@@ -67,13 +68,6 @@ class Channel {
   // Closes the socket; pending operations end with an error (nothing is reported).
   virtual void close() = 0;
 };
-
-template <class Stream>
-struct is_tls : std::false_type {};
-#if defined(BATCHRPC_NET_TLS)
-template <class Next>
-struct is_tls<asio::ssl::stream<Next>> : std::true_type {};
-#endif
 
 // The TLS handshake when `Stream` is a TLS stream (SNI and name check with `server_name`).
 template <class Stream, class Done>

@@ -31,6 +31,7 @@
 #include "../../session.hpp"
 #include "../session_registry.hpp"
 #include "hub.hpp"
+#include "tls_traits.hpp"
 #include "websocket_connection.hpp"
 
 namespace rpc::inline BATCHRPC_ABI::net::detail {
@@ -103,11 +104,23 @@ class HttpConnection final : public Connection, public std::enable_shared_from_t
     if (buffer_.size() > 0) return read_header();  // a pipelined request is here already
     if (slots_.empty() && buffer_.capacity() > kKeptBuffer) buffer_.shrink_to_fit();
     arm_idle_deadline();
-    // Waiting for the next request takes no buffer: an idle connection costs little.
-    raw_socket(socket_).async_wait(asio::socket_base::wait_read, [self = this->shared_from_this()](const boost::system::error_code& error) {
-      if (error) return self->read_failed(error);
-      self->read_header();
-    });
+    if constexpr (is_tls<Stream>::value) {
+      // The next request may be inside the TLS layer already (read with the handshake or with
+      // the request before), where the socket cannot see it: wait through the TLS stream.
+      constexpr std::size_t kFirstRead = 512;
+      socket_.async_read_some(buffer_.prepare(kFirstRead), [self = this->shared_from_this()](
+                                                               const boost::system::error_code& error, std::size_t size) {
+        if (error) return self->read_failed(error);
+        self->buffer_.commit(size);
+        self->read_header();
+      });
+    } else {
+      // Waiting for the next request takes no buffer: an idle connection costs little.
+      raw_socket(socket_).async_wait(asio::socket_base::wait_read, [self = this->shared_from_this()](const boost::system::error_code& error) {
+        if (error) return self->read_failed(error);
+        self->read_header();
+      });
+    }
   }
 
   void arm_idle_deadline() {
