@@ -124,6 +124,24 @@ record() {
   echo "$* load1=$(cut -d' ' -f1 /proc/loadavg) ${line#RESULT }" | tee -a "$RAW" >&2
 }
 
+# CPU seconds (user + system, all threads) process PID has used so far.
+cpu_seconds() {
+  awk -v tck="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / tck }' "/proc/$1/stat"
+}
+
+# measure KIND ROUND NAME N COMMAND...: runs a load tool against server NAME and records its
+# result with the server's CPU time during the run (on 2 shared vCPUs requests/s says how much
+# CPU a server got; CPU per request says how well it used it).
+measure() {
+  local kind=$1 round=$2 name=$3 n=$4 out before after
+  shift 4
+  before=$(cpu_seconds "${PIDS[$name]}")
+  out=$("$@")
+  after=$(cpu_seconds "${PIDS[$name]}")
+  record kind="$kind" round="$round" server="$name" workload="$n" \
+    server_cpu_s="$(awk -v a="$before" -v b="$after" 'BEGIN { printf "%.2f", b - a }')" <<<"$out"
+}
+
 declare -A PORTS=([new]=$((PORT + 1)) [httplib]=$((PORT + 2)) [jsonrpccpp]=$((PORT + 3)) [jayson]=$((PORT + 4))
   [new2]=$((PORT + 5)))
 # new2: rpc::net with two I/O threads instead of one, to tell what the one thread costs.
@@ -147,12 +165,11 @@ for round in $(seq "$ROUNDS"); do
   say "round $round of $ROUNDS (load $(cut -d' ' -f1-3 /proc/loadavg))"
   for n in 1 100; do
     for name in "${HTTP_ORDER[@]}"; do
-      wrk -t2 -c64 -d"${DURATION}s" -s bench/net/post.lua "http://$HOST:${PORTS[$name]}/" -- "$n" \
-        | record kind=http round="$round" server="$name" workload="$n"
+      measure http "$round" "$name" "$n" \
+        wrk -t2 -c64 -d"${DURATION}s" -s bench/net/post.lua "http://$HOST:${PORTS[$name]}/" -- "$n"
     done
     for name in "${WS_ORDER[@]}"; do
-      "$BIN/ws_load" $HOST "${PORTS[$name]}" 64 "$DURATION" "$n" 2 \
-        | record kind=ws round="$round" server="$name" workload="$n"
+      measure ws "$round" "$name" "$n" "$BIN/ws_load" $HOST "${PORTS[$name]}" 64 "$DURATION" "$n" 2
     done
   done
 done

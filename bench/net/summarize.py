@@ -36,6 +36,13 @@ def num(run, key):
     return float(run[key])
 
 
+def cpu_per_request(run):
+    """The server's CPU µs per request answered in a run, or None when not measured."""
+    if "server_cpu_s" not in run or int(run.get("requests", 0)) == 0:
+        return None
+    return num(run, "server_cpu_s") * 1e6 / int(run["requests"])
+
+
 def spread(values, fmt):
     if not values:
         return "n/a"
@@ -70,8 +77,8 @@ def throughput(runs, kind, servers, title):
         by[(r["workload"], r["server"])][r["round"]] = r
     rounds = sorted({r["round"] for r in rows}, key=int)
     out = [f"{title} ({len(rounds)} rounds)", "",
-           "| workload | server | requests/s | pings/s | latency p50 ms | latency p99 ms | errors | A's req/s ÷ this | A's p99 ÷ this |",
-           "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+           "| workload | server | requests/s | pings/s | latency p50 ms | latency p99 ms | errors | server CPU µs per request | A's req/s ÷ this | A's p99 ÷ this | A's CPU per request ÷ this |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for w in WORKLOADS:
         for s in servers:
             got = by.get((w, s))
@@ -85,15 +92,18 @@ def throughput(runs, kind, servers, title):
                 for key in ("connect", "read", "write", "status", "timeout", "errors", "bad_replies"):
                     errors += int(r.get(key, 0))
             ours = by.get((w, "new"), {})
+            cpu = [cpu_per_request(r) for r in runs_ if cpu_per_request(r) is not None]
             if s == "new":
-                rr = pr = "—"
+                rr = pr = cr = "—"
             else:
                 common = [k for k in got if k in ours]
                 rr = spread([num(ours[k], "rps") / num(got[k], "rps") for k in common if num(got[k], "rps") > 0], ratio)
                 pr = spread([num(ours[k], "p99_us") / num(got[k], "p99_us") for k in common if num(got[k], "p99_us") > 0], ratio)
+                cr = spread([cpu_per_request(ours[k]) / cpu_per_request(got[k]) for k in common
+                             if cpu_per_request(ours[k]) and cpu_per_request(got[k])], ratio)
             out.append(f"| {WORKLOADS[w]} | {SERVERS[s]} | {spread(rps, rate)} | {spread(pings, rate)} | "
                        f"{spread([num(r, 'p50_us') for r in runs_], ms)} | {spread([num(r, 'p99_us') for r in runs_], ms)} | "
-                       f"{errors} | {rr} | {pr} |")
+                       f"{errors} | {spread(cpu, lambda v: f'{v:.1f}')} | {rr} | {pr} | {cr} |")
     return "\n".join(out) + "\n"
 
 

@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
@@ -240,11 +241,21 @@ class HttpConnection final : public Connection, public std::enable_shared_from_t
     const std::uint64_t sequence = first_sequence_ + slots_.size() - 1;
     Session& session = use.session();
     auto held = std::make_shared<rpc::detail::SessionUse>(std::move(use));
+    const InsideHandle inside(this);
     session.handle(std::move(request.body()),
                    [self = this->shared_from_this(), held = std::move(held), sequence](
                        std::optional<std::string_view> reply) mutable {
                      std::optional<std::string> copy;
                      if (reply) copy.emplace(*reply);
+                     if (InsideHandle::current() == self.get()) {
+                       // Answered inside session.handle, on this thread, so on the strand (an
+                       // inline method): taken as is, with no round trip through the I/O
+                       // context. The session is released once handle has returned, never
+                       // inside its own completion.
+                       self->answered(sequence, std::move(copy), held->id());
+                       self->released_after_handle_.push_back(std::move(held));
+                       return;
+                     }
                      // The session is released on the strand, never inside its own completion.
                      Hub& hub = self->hub_;
                      hub.post_from_handler_thread([&] {
@@ -257,6 +268,29 @@ class HttpConnection final : public Connection, public std::enable_shared_from_t
                      });
                    });
   }
+
+  // Marks the thread as inside this connection's session.handle, on its strand, while it
+  // lives: an answer made there is this connection's to take at once.
+  class InsideHandle {
+   public:
+    explicit InsideHandle(HttpConnection* connection) : connection_(connection), previous_(current()) {
+      current() = connection;
+    }
+    ~InsideHandle() {
+      current() = previous_;
+      connection_->released_after_handle_.clear();
+    }
+    InsideHandle(const InsideHandle&) = delete;
+    InsideHandle& operator=(const InsideHandle&) = delete;
+    static HttpConnection*& current() {
+      static thread_local HttpConnection* connection = nullptr;
+      return connection;
+    }
+
+   private:
+    HttpConnection* connection_;
+    HttpConnection* previous_;
+  };
 
   void answered(std::uint64_t sequence, std::optional<std::string> reply, const std::string& session_id) {
     if (closed_) return;
@@ -391,6 +425,8 @@ class HttpConnection final : public Connection, public std::enable_shared_from_t
   std::optional<http::request_parser<http::string_body>> parser_;
   std::unique_ptr<char[]> scratch_;  // for the bytes dropped while lingering
   std::shared_ptr<rpc::detail::SessionEntry> own_session_;  // made with its first request
+  // Sessions answered inside session.handle, released when it has returned.
+  std::vector<std::shared_ptr<rpc::detail::SessionUse>> released_after_handle_;
   std::deque<Slot> slots_;             // responses not written yet, in request order
   std::uint64_t first_sequence_ = 0;   // the sequence number of slots_.front()
   const bool refusing_;
