@@ -241,21 +241,25 @@ class HttpConnection final : public Connection, public std::enable_shared_from_t
     const std::uint64_t sequence = first_sequence_ + slots_.size() - 1;
     Session& session = use.session();
     auto held = std::make_shared<rpc::detail::SessionUse>(std::move(use));
+    // Only this connection's requests, each with a slot, can be answered inside handle.
+    released_after_handle_.reserve(slots_.size());
     const InsideHandle inside(this);
     session.handle(std::move(request.body()),
                    [self = this->shared_from_this(), held = std::move(held), sequence](
                        std::optional<std::string_view> reply) mutable {
-                     std::optional<std::string> copy;
-                     if (reply) copy.emplace(*reply);
                      if (InsideHandle::current() == self.get()) {
                        // Answered inside session.handle, on this thread, so on the strand (an
                        // inline method): taken as is, with no round trip through the I/O
                        // context. The session is released once handle has returned, never
-                       // inside its own completion.
-                       self->answered(sequence, std::move(copy), held->id());
-                       self->released_after_handle_.push_back(std::move(held));
+                       // inside its own completion: `held` is parked first (the room was
+                       // reserved), so it stays parked even if answering throws.
+                       const auto& parked = self->released_after_handle_.emplace_back(std::move(held));
+                       self->answered(sequence, reply ? std::optional<std::string>(*reply) : std::nullopt,
+                                      parked->id());
                        return;
                      }
+                     std::optional<std::string> copy;
+                     if (reply) copy.emplace(*reply);
                      // The session is released on the strand, never inside its own completion.
                      Hub& hub = self->hub_;
                      hub.post_from_handler_thread([&] {
