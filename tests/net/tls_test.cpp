@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <sstream>
 #include <stdexcept>
 #include <utility>
 #include <string>
@@ -141,6 +142,38 @@ TEST_SUITE("net: TLS") {
     batch.call("ping");
     const rpc::Replies refused = plain.send(std::move(batch)).get();
     CHECK_FALSE(refused.complete());
+  }
+
+  TEST_CASE("HTTPS requests pipelined inside one TLS record are answered without waiting for the socket") {
+    // One write makes one TLS record. The server's first read takes 512 bytes: with a first
+    // request of exactly 512 bytes, the second is left decrypted inside the TLS layer and the
+    // socket has nothing more to say. A connection that waited on the socket for its next
+    // request would wait until its idle timeout.
+    TlsFixture f({.request_timeout = 20s, .idle_timeout = 20s});
+    const int port = f.server->listen("127.0.0.1", 0, rpc::net::Protocol::http, &f.server_tls);
+    f.server->start();
+    auto text_of = [](const http::request<http::string_body>& request) {
+      std::ostringstream out;
+      out << request;
+      return out.str();
+    };
+    std::string first;
+    for (std::size_t padding = 0; first.size() < 512; ++padding) {
+      first = text_of(netclient::post(kPing + std::string(padding, ' ')));  // JSON allows the spaces
+    }
+    REQUIRE(first.size() == 512);
+    const std::string second = text_of(netclient::post(R"({"jsonrpc":"2.0","method":"ping","id":2})"));
+    auto https = f.secure(netclient::connect_tcp(f.io, port));
+    const auto start = std::chrono::steady_clock::now();
+    asio::write(https, asio::buffer(first + second));
+    boost::beast::flat_buffer buffer;
+    netclient::Response response;
+    http::read(https, buffer, response);
+    CHECK(response.body() == kPong);
+    netclient::Response next;
+    http::read(https, buffer, next);
+    CHECK(next.body() == result("2", "{}"));
+    CHECK(std::chrono::steady_clock::now() - start < 5s);
   }
 
   TEST_CASE("a client without TLS, or one that never finishes its handshake, is closed; others are served") {
