@@ -54,6 +54,9 @@ class Handler {
                               ParamError& error) const = 0;
   // True when the handler takes an rpc::Responder (so a call may be answered later).
   [[nodiscard]] virtual bool answers_later() const noexcept = 0;
+  // False when the handler cannot see its call's cancellation (it takes neither an
+  // rpc::Context nor an rpc::Responder): a session then makes no stop state for its calls.
+  [[nodiscard]] virtual bool observes_stop() const noexcept { return true; }
 };
 
 template <class P>
@@ -93,6 +96,7 @@ template <class... A>
 struct arg_info<std::tuple<A...>> {
   static constexpr std::array<bool, sizeof...(A)> bound{is_bound_v<A>...};
   static constexpr std::size_t bound_count = (std::size_t{0} + ... + (is_bound_v<A> ? 1 : 0));
+  static constexpr bool takes_context = (false || ... || is_context_v<A>);
   static constexpr bool takes_writer = (false || ... || is_writer_v<A>);
   static constexpr bool takes_responder = (false || ... || is_responder_v<A>);
   static constexpr bool takes_params = (false || ... || is_params_v<A>);
@@ -138,6 +142,9 @@ class TypedHandler final : public Handler {
   }
 
   [[nodiscard]] bool answers_later() const noexcept override { return Info::takes_responder; }
+  [[nodiscard]] bool observes_stop() const noexcept override {
+    return Info::takes_context || Info::takes_responder;
+  }
 
   InvokeStatus invoke(const Params& params, Context& ctx, ResultWriter& out,
                       ParamError& error) const override {

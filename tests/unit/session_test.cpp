@@ -194,6 +194,32 @@ TEST_SUITE("session") {
     CHECK(replies.got[1] == R"({"jsonrpc":"2.0","id":0,"result":true})");
   }
 
+  TEST_CASE("a running handler that takes no Context is cancelled once, and still answers") {
+    rpc::Router router;
+    rpc::add_builtins(router);
+    std::latch started{1};
+    std::latch gate{1};
+    router.add("block", [&] {
+      started.count_down();
+      gate.wait();
+      return true;
+    });
+    rpc::ThreadPool pool(1);
+    rpc::Session session(router, {.executor = &pool});
+    Replies replies;
+    session.handle(request("block", "", "1"), replies.sink());
+    started.wait();
+    // It has no stop state (nothing could see one); the cancel reaches it all the same, once.
+    CHECK(session.handle(request("notifications/cancel", R"({"id":1})", "2")) ==
+          R"({"jsonrpc":"2.0","id":2,"result":{"cancelled":true}})");
+    CHECK(session.handle(request("notifications/cancel", R"({"id":1})", "3")) ==
+          R"({"jsonrpc":"2.0","id":3,"result":{"cancelled":false}})");
+    gate.count_down();
+    REQUIRE(replies.wait_for(1));
+    CHECK(replies.got[0] == R"({"jsonrpc":"2.0","id":1,"result":true})");
+    CHECK(session.in_flight() == 0);
+  }
+
   TEST_CASE("cancelling an unknown or finished id is harmless") {
     Fixture f;
     rpc::Session session(f.router);

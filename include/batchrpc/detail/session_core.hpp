@@ -17,6 +17,7 @@
 #include <iterator>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -87,19 +88,27 @@ class SessionCore {
   // Until every message handed in so far has sent its reply.
   BATCHRPC_DECL void wait_idle();
 
-  // Requests with an id are enrolled from before they start until they complete.
-  void enroll(Member& m) {
-    if (!id_key(m.request.id, m.key)) return;
-    m.stop = std::stop_source();
+  // Enrols the members of one message prepared for it (Member::to_enroll), under one lock:
+  // requests with an id are enrolled from before they start until they complete. A member
+  // that finds no memory runs all the same; it just cannot be cancelled.
+  void enroll(std::span<const std::unique_ptr<Member>> members) noexcept {
     std::lock_guard lock(mutex_);
-    if (m.node.empty()) {
-      in_flight_.emplace(std::string_view(m.key), &m);
-    } else {
-      m.node.key() = m.key;
-      m.node.mapped() = &m;
-      in_flight_.insert(std::move(m.node));
+    for (const std::unique_ptr<Member>& member : members) {
+      Member& m = *member;
+      if (!m.to_enroll) continue;
+      m.to_enroll = false;
+      try {
+        if (m.node.empty()) {
+          in_flight_.emplace(std::string_view(m.key), &m);
+        } else {
+          m.node.key() = m.key;
+          m.node.mapped() = &m;
+          in_flight_.insert(std::move(m.node));
+        }
+        m.enrolled = true;
+      } catch (...) {  // out of memory: left out of the table
+      }
     }
-    m.enrolled = true;
   }
   void withdraw(Member& m) noexcept {
     if (!m.enrolled) return;
@@ -121,6 +130,7 @@ class SessionCore {
     // released, and signalling its old stop state then reaches only that old request.
     std::vector<std::stop_source> signal;
     std::vector<Member*> queued;  // claimed here, so nobody else touches them until answered
+    std::size_t n = 0;
     {
       std::lock_guard lock(mutex_);
       const auto [first, last] = key == nullptr ? std::pair(in_flight_.begin(), in_flight_.end())
@@ -130,12 +140,13 @@ class SessionCore {
       queued.reserve(count);
       for (auto it = first; it != last; ++it) {
         Member* m = it->second;
-        signal.push_back(m->stop);
+        if (m->cancel_asked.exchange(true, std::memory_order_acq_rel)) continue;  // cancelled before
+        ++n;
+        if (m->stop.stop_possible()) signal.push_back(m->stop);
         if (m->claim(Member::cancelled)) queued.push_back(m);
       }
     }
-    std::size_t n = 0;
-    for (std::stop_source& s : signal) n += s.request_stop() ? 1 : 0;  // stop callbacks run here
+    for (std::stop_source& s : signal) s.request_stop();  // stop callbacks run here
     for (Member* m : queued) answer_cancelled(*m);
     return n;
   }

@@ -174,6 +174,7 @@ class Job {
         if (!prepare(i, requests[i], ws)) member_done(i);
       });
     }
+    core_.enroll(std::span(members_.data(), count_));
     for (std::size_t i = 0; i < count_; ++i) {
       const Member& m = *members_[i];
       if (m.method != nullptr && m.method->options.runs_first) guarded(i, [&] { run(i, ws); });
@@ -332,7 +333,7 @@ class Job {
     for (const std::size_t i : group.members) {
       Member& m = *members_[i];
       if (m.phase.load(std::memory_order_relaxed) != Member::running) continue;  // answered already
-      if (m.stop.stop_requested()) {  // cancelled just as it started: answered without running
+      if (m.cancel_asked.load(std::memory_order_acquire)) {  // cancelled just as it started: not run
         if (!m.request.id.is_notification()) {
           write_error(m.text, ws.writer, m.request.id, ErrorCode::request_cancelled);
         }
@@ -369,9 +370,11 @@ class Job {
     m.method = nullptr;
     m.group = Member::none;
     m.text.clear();
-    m.stop = std::stop_source(std::nostopstate);
+    if (m.stop.stop_possible()) m.stop = std::stop_source(std::nostopstate);
+    m.to_enroll = false;
     // Relaxed: other threads reach the member only through the in-flight table's mutex or the
-    // executor's queue, which order this store before them.
+    // executor's queue, which order these stores before them.
+    m.cancel_asked.store(false, std::memory_order_relaxed);
     m.phase.store(Member::queued, std::memory_order_relaxed);
     if (parsed.invalid != nullptr) {
       write_error(m.text, ws.writer, null_id, ErrorCode::invalid_request, ReasonData{parsed.invalid});
@@ -392,8 +395,11 @@ class Job {
     }
     m.method = method;
     if (method->options.runs_first) return true;  // a cancel is not itself cancellable
-    try {
-      core_.enroll(m);
+    try {  // enrolled with the rest of the message (SessionCore::enroll)
+      if (id_key(m.request.id, m.key)) {
+        if (method->handler->observes_stop()) m.stop = std::stop_source();
+        m.to_enroll = true;
+      }
     } catch (...) {  // out of memory: the request runs, it just cannot be cancelled
     }
     return true;
@@ -417,7 +423,7 @@ class Job {
   // Member `i`, claimed, is answered -32800 if cancelled meanwhile, else its handler is called.
   void call(std::size_t i, Workspace& ws) {
     Member& m = *members_[i];
-    if (m.stop.stop_requested()) {  // cancelled just as it started: answered without running
+    if (m.cancel_asked.load(std::memory_order_acquire)) {  // cancelled just as it started: not run
       if (!m.request.id.is_notification()) {
         write_error(m.text, ws.writer, m.request.id, ErrorCode::request_cancelled);
       }

@@ -35,11 +35,17 @@ class Member final : public Deferred {
   const Method* method = nullptr;  // set while the member still has to run
   Buffer text;                     // its response; empty: none
 
-  // A stop state of its own for each request with an id: a token a finished handler kept must
-  // not see a later request's cancel. Copied (not touched) by cancels, under the session's lock.
+  // A stop state of its own for each request with an id whose handler can see it (takes a
+  // Context or a Responder): a token a finished handler kept must not see a later request's
+  // cancel. Other requests get none, and so cost no allocation. Set before the member is
+  // enrolled; copied (not touched) by cancels, under the session's lock.
   std::stop_source stop{std::nostopstate};
+  // Set, under the session's lock, by the first cancel that reaches the request (whether or not
+  // it has a stop state); read by the thread about to run it.
+  std::atomic<bool> cancel_asked{false};
   std::string key;  // its id as a lookup key
   bool enrolled = false;
+  bool to_enroll = false;  // prepared, and to be enrolled with the rest of its message
   InFlight::node_type node;  // its entry in the in-flight table while not enrolled, kept for reuse
   std::size_t group = none;  // its group in the job (batch-aware dispatch), or none
 
