@@ -25,6 +25,7 @@
 #include "../../net_options.hpp"
 #include "http_connection.hpp"
 #include "hub.hpp"
+#include "io_pool.hpp"
 #include "stream_connection.hpp"
 
 namespace boost::asio::ssl {
@@ -50,13 +51,13 @@ class Listener final : public Listening, public std::enable_shared_from_this<Lis
 
   // Binds and listens now. @throws boost::system::system_error if it cannot.
   // With `tls` (not null), every connection begins with a TLS handshake.
-  Listener(asio::io_context& io, Hub& hub, Protocol protocol, const typename Transport::endpoint& endpoint,
+  Listener(IoPool& io, Hub& hub, Protocol protocol, const typename Transport::endpoint& endpoint,
            asio::ssl::context* tls)
       : io_(io),
         hub_(hub),
         protocol_(protocol),
         tls_(tls),
-        acceptor_(asio::make_strand(io)),
+        acceptor_(asio::make_strand(io.first())),
         retry_(acceptor_.get_executor()) {
     acceptor_.open(endpoint.protocol());
     if constexpr (std::is_same_v<Transport, asio::ip::tcp>) {
@@ -83,7 +84,7 @@ class Listener final : public Listening, public std::enable_shared_from_this<Lis
  private:
   void accept_next() {
     if (!acceptor_.is_open()) return;
-    acceptor_.async_accept(asio::make_strand(io_), [self = this->shared_from_this()](
+    acceptor_.async_accept(asio::make_strand(io_.next()), [self = this->shared_from_this()](
                                                        const boost::system::error_code& error, Socket socket) {
       self->accepted(error, std::move(socket));
     });
@@ -157,7 +158,7 @@ class Listener final : public Listening, public std::enable_shared_from_this<Lis
     }
   }
 
-  asio::io_context& io_;
+  IoPool& io_;  // each connection goes to the next of its contexts
   Hub& hub_;
   Protocol protocol_;
   asio::ssl::context* tls_;  // not null: TLS on every connection

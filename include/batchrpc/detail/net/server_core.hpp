@@ -17,7 +17,6 @@
 #include <thread>
 #include <vector>
 
-#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -28,6 +27,7 @@
 #include "../../net_options.hpp"
 #include "../../router.hpp"
 #include "hub.hpp"
+#include "io_pool.hpp"
 #include "listener.hpp"
 
 namespace rpc::inline BATCHRPC_ABI::net::detail {
@@ -39,7 +39,8 @@ class ServerCore {
       : options_(std::move(options)),
         own_pool_(options_.executor == nullptr ? std::make_unique<ThreadPool>(threads_or_hardware(options_.handler_threads))
                                                : nullptr),
-        hub_(router, options_, options_.executor != nullptr ? options_.executor : own_pool_.get()) {}
+        hub_(router, options_, options_.executor != nullptr ? options_.executor : own_pool_.get()),
+        io_(threads_or_hardware(options_.io_threads)) {}
   ServerCore(const ServerCore&) = delete;
   ServerCore& operator=(const ServerCore&) = delete;
   ~ServerCore() { shutdown(); }
@@ -59,7 +60,7 @@ class ServerCore {
     std::error_code ignored;
     if (std::filesystem::is_socket(path, ignored)) {
       // Left by an earlier run only if nobody answers on it: a live server's is not taken.
-      boost::asio::local::stream_protocol::socket probe(io_);
+      boost::asio::local::stream_protocol::socket probe(io_.first());
       boost::system::error_code refused;
       probe.connect(boost::asio::local::stream_protocol::endpoint(path), refused);
       if (!refused) throw std::runtime_error("batchrpc: cannot listen on " + path + ": a server is listening there");
@@ -75,8 +76,7 @@ class ServerCore {
     if (started_ || shut_down_) throw std::logic_error("batchrpc: net::Server::start called twice or after shutdown");
     started_ = true;
     for (const auto& listener : listeners_) listener->start();
-    const std::size_t threads = threads_or_hardware(options_.io_threads);
-    for (std::size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { run_io(); });
+    io_.start();
   }
 
   void shutdown() {
@@ -109,10 +109,7 @@ class ServerCore {
     }
     hub_.sessions.close();
     hub_.wait_posts();  // answers posted from handler threads hold executor copies until then
-    work_.reset();
     io_.stop();
-    for (auto& thread : threads_) thread.join();
-    threads_.clear();
     for (const auto& path : unix_paths) {
       std::error_code ignored;
       std::filesystem::remove(path, ignored);
@@ -148,26 +145,13 @@ class ServerCore {
     return listener;
   }
 
-  // An I/O thread. Handlers do not throw but for lack of memory; the thread goes on serving.
-  void run_io() {
-    for (;;) {
-      try {
-        io_.run();
-        return;
-      } catch (...) {
-      }
-    }
-  }
-
   ServerOptions options_;
   std::unique_ptr<ThreadPool> own_pool_;  // outlives the hub's sessions
-  Hub hub_;                       // outlives the I/O context's pending handlers
-  boost::asio::io_context io_;
-  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_{io_.get_executor()};
+  Hub hub_;     // outlives the I/O contexts' pending handlers
+  IoPool io_;
   std::mutex mutex_;  // guards what follows
   std::vector<std::shared_ptr<Listening>> listeners_;
   std::vector<std::string> unix_paths_;
-  std::vector<std::thread> threads_;
   bool started_ = false;
   bool shut_down_ = false;
   bool finished_shutdown_ = false;
