@@ -85,8 +85,8 @@ start_server() {
   local name=$1 port=$2
   local log="$OUT/logs/$name-$port.log"
   case $name in
-    new) "$SPEC" --http --host $HOST --port "$port" --threads 2 --io-threads 1 --max-connections 20000 >"$log" 2>&1 & ;;
-    new2) "$SPEC" --http --host $HOST --port "$port" --threads 2 --io-threads 2 >"$log" 2>&1 & ;;
+    new) "$SPEC" --http --host $HOST --port "$port" --threads 2 --max-connections 20000 >"$log" 2>&1 & ;;
+    new2) "$SPEC" --http --host $HOST --port "$port" --threads 2 --io-threads 1 >"$log" 2>&1 & ;;
     httplib) "$SPEC" --httplib --host $HOST --port "$port" --threads 2 --io-threads 1 >"$log" 2>&1 & ;;
     jsonrpccpp) "$BIN/jsonrpccpp_server" "$port" >"$log" 2>&1 & ;;
     jayson) node bench/net/jayson_server.js "$port" >"$log" 2>&1 & ;;
@@ -144,7 +144,8 @@ measure() {
 
 declare -A PORTS=([new]=$((PORT + 1)) [httplib]=$((PORT + 2)) [jsonrpccpp]=$((PORT + 3)) [jayson]=$((PORT + 4))
   [new2]=$((PORT + 5)))
-# new2: rpc::net with two I/O threads instead of one, to tell what the one thread costs.
+# new: rpc::net as configured by default (one I/O thread per hardware thread); new2: with one
+# I/O thread, to tell what the others cost or bring.
 HTTP_ORDER=(new httplib jsonrpccpp jayson new2)
 WS_ORDER=(new jayson)  # libjson-rpc-cpp and cpp-httplib speak no WebSocket
 

@@ -17,7 +17,7 @@ SERVERS = {
     "httplib": "B: batchrpc cpp-httplib adapter",
     "jsonrpccpp": "C: libjson-rpc-cpp 0.7",
     "jayson": "D: jayson 5 (Node.js)",
-    "new2": "E: A with `--io-threads 2`",
+    "new2": "E: A with `--io-threads 1`",
 }
 WORKLOADS = {"1": "singleton `ping`", "100": "batch of 100 `ping`"}
 

@@ -44,7 +44,7 @@ struct ServerConfig {
   std::vector<std::string> capabilities;
   std::size_t max_batch = rpc::Limits{}.max_batch;
   std::size_t threads = 4;
-  std::size_t io_threads = 1;
+  std::size_t io_threads = 0;  // one per hardware thread
   std::size_t max_connections = 10'000;
   std::string session_prefix;
   std::string tls_cert;  // PEM files: with both, the network listener speaks TLS

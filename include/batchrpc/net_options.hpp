@@ -34,8 +34,9 @@ struct ServerOptions {
   Executor* executor = nullptr;
   /// Threads of the server's own pool when `executor` is nullptr; 0: one per hardware thread.
   std::size_t handler_threads = 0;
-  /// Threads running network I/O; 0: one per hardware thread.
-  std::size_t io_threads = 1;
+  /// Threads running network I/O, each with an I/O context of its own (a connection stays on
+  /// one, assigned in turn); 0: one per hardware thread.
+  std::size_t io_threads = 0;
 
   /// A request that has begun (its first byte arrived) must be whole within this: HTTP headers
   /// and body, a stream's frame, a WebSocket handshake. A slow client is disconnected then.
