@@ -119,7 +119,14 @@ class Session {
 
   /**
    * Cancels every queued or running request of this session whose id equals `id` (a JSON
-   * string or number; numbers compare by value, so `1` matches `1.0`).
+   * string or number; numbers compare by value, so `1` matches `1.0`). A queued request is
+   * answered `-32800` at once; a running one sees its stop token signalled.
+   *
+   * Not reached from another message: a request that runs on the thread that handed its
+   * message in (no executor, or a method registered `inline_only`) and whose handler takes
+   * neither an `rpc::Context` nor an `rpc::Responder`. It could not see a cancel, and it runs
+   * in its turn as its message is handed in, as if the cancel came just after. A cancel in
+   * its own message still applies to it before it starts.
    * @returns true when at least one request was cancelled.
    */
   BATCHRPC_DECL bool cancel(const Value& id);
@@ -131,7 +138,7 @@ class Session {
   BATCHRPC_DECL void drain();
   /// Cancels every request in flight (as `cancel` does); returns how many.
   BATCHRPC_DECL std::size_t cancel_all();
-  /// Requests with an id that are queued or running.
+  /// Requests with an id that are queued or running, and that a cancel can reach.
   [[nodiscard]] BATCHRPC_DECL std::size_t in_flight() const;
 
  private:

@@ -220,6 +220,29 @@ TEST_SUITE("session") {
     CHECK(session.in_flight() == 0);
   }
 
+  TEST_CASE("an inline request whose handler cannot see a cancel is left out of the table") {
+    rpc::Router router;
+    rpc::add_builtins(router);
+    const rpc::Session* current = nullptr;
+    router.add("plain", [&] { return current->in_flight(); });
+    router.add("watching", [&](rpc::Context&) { return current->in_flight(); });
+    router.add("quick", [&] { return current->in_flight(); }, {.inline_only = true});
+    rpc::Session session(router);
+    current = &session;
+    CHECK(session.handle(request("plain", "", "1")) == R"({"jsonrpc":"2.0","id":1,"result":0})");
+    CHECK(session.handle(request("watching", "", "2")) == R"({"jsonrpc":"2.0","id":2,"result":1})");
+    // A cancel in its own message still reaches it before it starts.
+    CHECK(session.handle("[" + request("plain", "", "3") + "," + cancel("3") + "]") ==
+          R"([{"jsonrpc":"2.0","id":3,"error":{"code":-32800,"message":"Request cancelled"}}])");
+
+    // With an executor, a method runs there, and is in the table; an inline_only one is not.
+    rpc::ThreadPool pool(1);
+    rpc::Session pooled(router, {.executor = &pool});
+    current = &pooled;
+    CHECK(pooled.handle(request("plain", "", "4")) == R"({"jsonrpc":"2.0","id":4,"result":1})");
+    CHECK(pooled.handle(request("quick", "", "5")) == R"({"jsonrpc":"2.0","id":5,"result":0})");
+  }
+
   TEST_CASE("cancelling an unknown or finished id is harmless") {
     Fixture f;
     rpc::Session session(f.router);

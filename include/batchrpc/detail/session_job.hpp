@@ -169,12 +169,15 @@ class Job {
 
     // Every member is checked and enrolled before any runs, so a cancel in this batch finds
     // the members it names still queued.
+    bool cancels = false;  // the message holds a cancel (a method that runs first)
     for (std::size_t i = 0; i < count_; ++i) {
       guarded(i, [&] {
         if (!prepare(i, requests[i], ws)) member_done(i);
       });
+      const Member& m = *members_[i];
+      cancels = cancels || (m.method != nullptr && m.method->options.runs_first);
     }
-    core_.enroll(std::span(members_.data(), count_));
+    enroll_cancellable(cancels);
     for (std::size_t i = 0; i < count_; ++i) {
       const Member& m = *members_[i];
       if (m.method != nullptr && m.method->options.runs_first) guarded(i, [&] { run(i, ws); });
@@ -394,15 +397,30 @@ class Job {
       return false;
     }
     m.method = method;
-    if (method->options.runs_first) return true;  // a cancel is not itself cancellable
-    try {  // enrolled with the rest of the message (SessionCore::enroll)
-      if (id_key(m.request.id, m.key)) {
-        if (method->handler->observes_stop()) m.stop = std::stop_source();
-        m.to_enroll = true;
-      }
-    } catch (...) {  // out of memory: the request runs, it just cannot be cancelled
-    }
+    m.to_enroll = !method->options.runs_first && !m.request.id.is_notification();  // see below
     return true;
+  }
+
+  // Enrols the members a cancel can reach, all under one lock (SessionCore::enroll). Left out:
+  // a member run here at once (inline) whose handler cannot see a cancel (it takes no Context
+  // nor Responder), unless its own message holds a cancel. A cancel from another message would
+  // find it either not started yet, and have it answered -32800 instead of run, or already
+  // answered; it is served as if the cancel had come a moment later. A member that finds no
+  // memory runs all the same; it just cannot be cancelled.
+  void enroll_cancellable(bool cancels) noexcept {
+    for (std::size_t i = 0; i < count_; ++i) {
+      Member& m = *members_[i];
+      if (!m.to_enroll) continue;
+      const bool observes = m.method->handler->observes_stop();
+      const bool inline_here = core_.executor == nullptr || m.method->options.inline_only;
+      try {
+        m.to_enroll = (observes || !inline_here || cancels) && id_key(m.request.id, m.key);
+        if (m.to_enroll && observes) m.stop = std::stop_source();
+      } catch (...) {  // out of memory
+        m.to_enroll = false;
+      }
+    }
+    core_.enroll(std::span(members_.data(), count_));
   }
 
   // Runs member `i` on the dispatching thread, whose own hold keeps the job until dispatch
