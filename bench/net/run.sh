@@ -39,9 +39,10 @@ if [[ ! -f build/release/CMakeCache.txt ]]; then
   cmake --preset release >"$OUT/logs/configure.log"
 fi
 say "building spec_server"
-cmake --build build/release --target spec_server -j2 >"$OUT/logs/build.log"
-# A copy, so that a rebuild of the tree during the run cannot change what is measured.
+cmake --build build/release --target spec_server batchrpc_client_load -j2 >"$OUT/logs/build.log"
+# Copies, so that a rebuild of the tree during the run cannot change what is measured.
 cp build/release/examples/spec_server "$BIN/spec_server"
+cp build/release/bench/batchrpc_client_load "$BIN/client_load"
 CXXFLAGS_NET=(-std=c++20 -O2 -Wall -Wextra -pthread)
 for tool in ws_load idle_conns slowloris; do
   if [[ ! "$BIN/$tool" -nt bench/net/$tool.cpp || ! "$BIN/$tool" -nt bench/net/net_common.hpp ]]; then
@@ -148,6 +149,7 @@ declare -A PORTS=([new]=$((PORT + 1)) [httplib]=$((PORT + 2)) [jsonrpccpp]=$((PO
 # I/O thread, to tell what the others cost or bring.
 HTTP_ORDER=(new httplib jsonrpccpp jayson new2)
 WS_ORDER=(new jayson)  # libjson-rpc-cpp and cpp-httplib speak no WebSocket
+CLIENT_HTTP_ORDER=(new httplib jsonrpccpp jayson)  # load through rpc::net::Client as well
 
 say "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); load $(cut -d' ' -f1-3 /proc/loadavg)"
 say "batchrpc at $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- include src 2>/dev/null || echo ' with uncommitted changes in include/ or src/')"
@@ -171,6 +173,12 @@ for round in $(seq "$ROUNDS"); do
     done
     for name in "${WS_ORDER[@]}"; do
       measure ws "$round" "$name" "$n" "$BIN/ws_load" $HOST "${PORTS[$name]}" 64 "$DURATION" "$n" 2
+    done
+    for name in "${CLIENT_HTTP_ORDER[@]}"; do
+      measure client_http "$round" "$name" "$n" "$BIN/client_load" $HOST "${PORTS[$name]}" http 64 "$DURATION" "$n"
+    done
+    for name in "${WS_ORDER[@]}"; do
+      measure client_ws "$round" "$name" "$n" "$BIN/client_load" $HOST "${PORTS[$name]}" websocket 64 "$DURATION" "$n"
     done
   done
 done

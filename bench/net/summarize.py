@@ -161,6 +161,11 @@ def main():
                      "HTTP POST, keep-alive, 64 connections (wrk -t2 -c64, 5 s per run)"))
     print(throughput(runs, "ws", ["new", "jayson"],
                      "WebSocket, 64 connections, one request in flight on each (bench/net/ws_load.cpp, 2 threads, 5 s per run)"))
+    print(throughput(runs, "client_http", ["new", "httplib", "jsonrpccpp", "jayson"],
+                     "HTTP through batchrpc's own client, rpc::net::Client (bench/net/client_load.cpp: 64 clients, "
+                     "one message in flight on each, 5 s per run)"))
+    print(throughput(runs, "client_ws", ["new", "jayson"],
+                     "WebSocket through rpc::net::Client (bench/net/client_load.cpp, as above)"))
     print(defence(runs))
 
 
