@@ -122,11 +122,11 @@ class Session {
    * string or number; numbers compare by value, so `1` matches `1.0`). A queued request is
    * answered `-32800` at once; a running one sees its stop token signalled.
    *
-   * Not reached from another message: a request that runs on the thread that handed its
-   * message in (no executor, or a method registered `inline_only`) and whose handler takes
-   * neither an `rpc::Context` nor an `rpc::Responder`. It could not see a cancel, and it runs
-   * in its turn as its message is handed in, as if the cancel came just after. A cancel in
-   * its own message still applies to it before it starts.
+   * Not reached from another message: a call of a method registered `inline_only` (cheap, run
+   * as its message is handed in) whose handler takes neither an `rpc::Context` nor an
+   * `rpc::Responder`, when only such calls come before it in its message. It could not see a
+   * cancel and starts within moments, so it is served as if the cancel came just after. A
+   * cancel in its own message still applies to it before it starts.
    * @returns true when at least one request was cancelled.
    */
   BATCHRPC_DECL bool cancel(const Value& id);
@@ -138,7 +138,7 @@ class Session {
   BATCHRPC_DECL void drain();
   /// Cancels every request in flight (as `cancel` does); returns how many.
   BATCHRPC_DECL std::size_t cancel_all();
-  /// Requests with an id that are queued or running, and that a cancel can reach.
+  /// Requests with an id that are queued or running, and that a cancel can reach (see `cancel`).
   [[nodiscard]] BATCHRPC_DECL std::size_t in_flight() const;
 
  private:

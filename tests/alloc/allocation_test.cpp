@@ -147,7 +147,7 @@ TEST_SUITE("allocation") {
       return n;
     };
 
-    // ping's handler takes no Context: its calls are cancellable while queued, and cost nothing.
+    // ping's handler takes no Context: its calls have no stop state, and cost nothing.
     CHECK(warmed_allocations(ping_batch(100, true)) == 0);
 
     std::string mixed = "[";

@@ -401,20 +401,26 @@ class Job {
     return true;
   }
 
-  // Enrols the members a cancel can reach, all under one lock (SessionCore::enroll). Left out:
-  // a member run here at once (inline) whose handler cannot see a cancel (it takes no Context
-  // nor Responder), unless its own message holds a cancel. A cancel from another message would
-  // find it either not started yet, and have it answered -32800 instead of run, or already
-  // answered; it is served as if the cancel had come a moment later. A member that finds no
-  // memory runs all the same; it just cannot be cancelled.
+  // Enrols the members a cancel can reach, all under one lock (SessionCore::enroll). Left out,
+  // when the message holds no cancel: a call of an inline_only method (cheap, run here) whose
+  // handler cannot see a cancel (it takes no Context nor Responder), with only such calls run
+  // here before it. It starts within moments, and a cancel from another message could only
+  // have had it answered -32800 instead of run in that moment: it is served as if the cancel
+  // had come just after. Anything else run here first (a handler that may be slow, or may
+  // reach the session) has every later member enrolled. A member that finds no memory runs all
+  // the same; it just cannot be cancelled.
   void enroll_cancellable(bool cancels) noexcept {
+    bool only_cheap_before = !cancels;  // only cheap calls that cannot see a cancel run here first
     for (std::size_t i = 0; i < count_; ++i) {
       Member& m = *members_[i];
-      if (!m.to_enroll) continue;
+      if (m.method == nullptr || m.method->options.runs_first) continue;  // answered, or run first
       const bool observes = m.method->handler->observes_stop();
-      const bool inline_here = core_.executor == nullptr || m.method->options.inline_only;
+      const bool cheap = m.method->options.inline_only && !observes;
+      const bool left_out = cheap && only_cheap_before;
+      if (!cheap && (core_.executor == nullptr || m.method->options.inline_only)) only_cheap_before = false;
+      if (!m.to_enroll) continue;
       try {
-        m.to_enroll = (observes || !inline_here || cancels) && id_key(m.request.id, m.key);
+        m.to_enroll = !left_out && id_key(m.request.id, m.key);
         if (m.to_enroll && observes) m.stop = std::stop_source();
       } catch (...) {  // out of memory
         m.to_enroll = false;
