@@ -5,6 +5,7 @@
 #include <batchrpc/batchrpc.hpp>
 #include <batchrpc/net.hpp>
 #include <batchrpc/net_client.hpp>
+#include <batchrpc/detail/net/http_reads.hpp>
 
 #include <unistd.h>
 
@@ -145,8 +146,8 @@ TEST_SUITE("net: TLS") {
   }
 
   TEST_CASE("HTTPS requests pipelined inside one TLS record are answered without waiting for the socket") {
-    // One write makes one TLS record. The server's first read takes 512 bytes: with a first
-    // request of exactly 512 bytes, the second is left decrypted inside the TLS layer and the
+    // One write makes one TLS record. The server's first read takes kTlsFirstRead bytes: with a
+    // first request of exactly that size, the second is left decrypted inside the TLS layer and the
     // socket has nothing more to say. A connection that waited on the socket for its next
     // request would wait until its idle timeout.
     TlsFixture f({.request_timeout = 20s, .idle_timeout = 20s});
@@ -158,10 +159,11 @@ TEST_SUITE("net: TLS") {
       return out.str();
     };
     std::string first;
-    for (std::size_t padding = 0; first.size() < 512; ++padding) {
+    constexpr std::size_t first_read = rpc::net::detail::kTlsFirstRead;
+    for (std::size_t padding = 0; first.size() < first_read; ++padding) {
       first = text_of(netclient::post(kPing + std::string(padding, ' ')));  // JSON allows the spaces
     }
-    REQUIRE(first.size() == 512);
+    REQUIRE(first.size() == first_read);
     const std::string second = text_of(netclient::post(R"({"jsonrpc":"2.0","method":"ping","id":2})"));
     auto https = f.secure(netclient::connect_tcp(f.io, port));
     const auto start = std::chrono::steady_clock::now();

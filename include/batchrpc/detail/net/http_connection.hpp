@@ -31,6 +31,7 @@
 #include "../../config.hpp"
 #include "../../session.hpp"
 #include "../session_registry.hpp"
+#include "http_reads.hpp"
 #include "hub.hpp"
 #include "tls_traits.hpp"
 #include "websocket_connection.hpp"
@@ -108,8 +109,7 @@ class HttpConnection final : public Connection, public std::enable_shared_from_t
     if constexpr (is_tls<Stream>::value) {
       // The next request may be inside the TLS layer already (read with the handshake or with
       // the request before), where the socket cannot see it: wait through the TLS stream.
-      constexpr std::size_t kFirstRead = 512;
-      socket_.async_read_some(buffer_.prepare(kFirstRead), [self = this->shared_from_this()](
+      socket_.async_read_some(buffer_.prepare(kTlsFirstRead), [self = this->shared_from_this()](
                                                                const boost::system::error_code& error, std::size_t size) {
         if (error) return self->read_failed(error);
         self->buffer_.commit(size);
