@@ -11,7 +11,6 @@
 
 #include <chrono>
 #include <condition_variable>
-#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
@@ -126,12 +125,6 @@ int main(int argc, char** argv) {
   clients.clear();  // joins their I/O threads before the loops go
   const double elapsed = std::chrono::duration<double>(end - start).count();
 
-  const std::size_t done = totals.latencies_us.size();
-  std::printf(
-      "RESULT requests=%zu rps=%.0f p50_us=%.0f p99_us=%.0f max_us=%.0f errors=%zu "
-      "bad_replies=%zu\n",
-      done, static_cast<double>(done) / elapsed, netbench::percentile(totals.latencies_us, 50),
-      netbench::percentile(totals.latencies_us, 99), netbench::percentile(totals.latencies_us, 100),
-      totals.errors, totals.bad_replies);
+  netbench::print_load_result(totals.latencies_us, elapsed, totals.errors, totals.bad_replies);
   return 0;
 }

@@ -87,6 +87,18 @@ inline double percentile(std::vector<double>& values, double p) {
   return values[std::min(rank, values.size() - 1)];
 }
 
+// The result line of a load tool (run.sh reads it): requests answered in `elapsed` seconds,
+// their latency percentiles, and the failures. Sorts `latencies_us`.
+inline void print_load_result(std::vector<double>& latencies_us, double elapsed, std::size_t errors,
+                              std::size_t bad_replies) {
+  const std::size_t done = latencies_us.size();
+  std::printf(
+      "RESULT requests=%zu rps=%.0f p50_us=%.0f p99_us=%.0f max_us=%.0f errors=%zu "
+      "bad_replies=%zu\n",
+      done, static_cast<double>(done) / elapsed, percentile(latencies_us, 50), percentile(latencies_us, 99),
+      percentile(latencies_us, 100), errors, bad_replies);
+}
+
 // A TCP connection to IPv4 address `host`:`port`, waiting at most `timeout` for it; -1 and
 // errno on failure (ETIMEDOUT when it took too long).
 inline int connect_tcp(const std::string& host, int port, bool nonblocking = false,

@@ -14,7 +14,6 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/websocket/stream.hpp>
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
@@ -153,12 +152,6 @@ int main(int argc, char** argv) {
     all.errors += t.errors;
     all.bad_replies += t.bad_replies;
   }
-  const std::size_t done = all.latencies_us.size();
-  std::printf(
-      "RESULT requests=%zu rps=%.0f p50_us=%.0f p99_us=%.0f max_us=%.0f errors=%zu "
-      "bad_replies=%zu\n",
-      done, static_cast<double>(done) / elapsed, netbench::percentile(all.latencies_us, 50),
-      netbench::percentile(all.latencies_us, 99), netbench::percentile(all.latencies_us, 100),
-      all.errors, all.bad_replies);
+  netbench::print_load_result(all.latencies_us, elapsed, all.errors, all.bad_replies);
   return 0;
 }
