@@ -65,10 +65,8 @@ class BatchrpcConan(ConanFile):
         tc.cache_variables["BATCHRPC_BUILD_EXAMPLES"] = False
         tc.cache_variables["BATCHRPC_BUILD_BENCH"] = False
         tc.cache_variables["BATCHRPC_INSTALL"] = True
-        # Dependencies come from Conan only: no downloads, and no HTTP adapter picked up from
-        # the build machine (<batchrpc/http.hpp> is packaged; link cpp-httplib yourself).
+        # Dependencies come from Conan only: no downloads.
         tc.cache_variables["BATCHRPC_FETCH_DEPS"] = False
-        tc.cache_variables["BATCHRPC_HTTP"] = False
         # Nor the network transports (they would need Boost from Conan; <batchrpc/net.hpp> is
         # packaged for header-only use with your own Boost).
         tc.cache_variables["BATCHRPC_NET"] = False

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
-# Makes cpp-httplib available as the target httplib::httplib, for batchrpc::http. Used by
-# batchrpc's own build and installed next to batchrpcConfig.cmake (component `http`).
+# Makes cpp-httplib available as the target httplib::httplib: the HTTP client of batchrpc's
+# end-to-end and stress tests (a client we did not write). Not installed.
 #
 #   upstream cpp-httplib's CMake package   defines httplib::httplib itself
 #   pkg-config module cpp-httplib          Debian's libcpp-httplib-dev (compiled, no CMake package)

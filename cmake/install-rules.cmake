@@ -29,8 +29,8 @@ install(EXPORT batchrpcTargets
         DESTINATION "${BATCHRPC_INSTALL_CMAKEDIR}")
 
 # Each optional target has an export set of its own, loaded by the config only when its
-# component is requested and its dependencies are found then (cmake/httplib-target.cmake, Boost,
-# OpenSSL), so that users of the core never need them. Its headers are installed always.
+# component is requested and its dependencies are found then (Boost, OpenSSL), so that users of
+# the core never need them. Its headers are installed always.
 # Installed, and exported for the build tree too (batchrpc_DIR=<build dir> works uninstalled).
 function(batchrpc_install_component target export_set)
   if(NOT TARGET ${target})
@@ -45,7 +45,6 @@ function(batchrpc_install_component target export_set)
          NAMESPACE batchrpc::
          FILE "${PROJECT_BINARY_DIR}/${export_set}.cmake")
 endfunction()
-batchrpc_install_component(batchrpc_http batchrpcHttpTargets)                  # component http
 batchrpc_install_component(batchrpc_net batchrpcNetTargets)                    # component net
 batchrpc_install_component(batchrpc_net_compiled batchrpcNetCompiledTargets)   # component net
 batchrpc_install_component(batchrpc_net_tls batchrpcNetTlsTargets)             # component net_tls
@@ -72,18 +71,14 @@ install(FILES
           "${PROJECT_BINARY_DIR}/batchrpcConfig.cmake"
           "${PROJECT_BINARY_DIR}/batchrpcConfigVersion.cmake"
           "${PROJECT_SOURCE_DIR}/cmake/rapidjson-target.cmake"
-          "${PROJECT_SOURCE_DIR}/cmake/httplib-target.cmake"
         DESTINATION "${BATCHRPC_INSTALL_CMAKEDIR}")
 
 # Build tree: batchrpc_DIR=<build dir> works without installing.
 export(EXPORT batchrpcTargets
        NAMESPACE batchrpc::
        FILE "${PROJECT_BINARY_DIR}/batchrpcTargets.cmake")
-foreach(_batchrpc_file IN ITEMS rapidjson-target.cmake httplib-target.cmake)
-  configure_file("${PROJECT_SOURCE_DIR}/cmake/${_batchrpc_file}"
-                 "${PROJECT_BINARY_DIR}/${_batchrpc_file}" COPYONLY)
-endforeach()
-unset(_batchrpc_file)
+configure_file("${PROJECT_SOURCE_DIR}/cmake/rapidjson-target.cmake"
+               "${PROJECT_BINARY_DIR}/rapidjson-target.cmake" COPYONLY)
 
 # ---- pkg-config --------------------------------------------------------------------------------
 # Two files from one template: batchrpc.pc is the header-only library; batchrpc-compiled.pc adds

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Installs the Debian packages batchrpc's build needs, if any are missing.
+# Installs the Debian packages batchrpc's build needs, if any are missing (libcpp-httplib-dev:
+# the HTTP client of the end-to-end tests).
 #   scripts/deps.sh [package...]   (default: rapidjson-dev doctest-dev libbenchmark-dev
 #                                   libcpp-httplib-dev libeigen3-dev libboost1.81-dev
 #                                   libssl-dev pkg-config; and Node.js

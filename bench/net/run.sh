@@ -19,9 +19,7 @@ ROUNDS=${ROUNDS:-5}                 # throughput rounds
 DURATION=${DURATION:-5}             # seconds per throughput run
 DEFENCE_ROUNDS=${DEFENCE_ROUNDS:-3}
 IDLE=${IDLE:-10000}                 # idle connections held against rpc::net
-IDLE_HTTPLIB=${IDLE_HTTPLIB:-100}   # ... and against the cpp-httplib adapter (it has 16 connection threads)
 SLOW=${SLOW:-1000}                  # slowloris clients against rpc::net
-SLOW_HTTPLIB=${SLOW_HTTPLIB:-100}   # ... and against the cpp-httplib adapter
 SLOW_SECONDS=${SLOW_SECONDS:-16}    # past the 10 s request_timeout
 PORT=${PORT:-18400}                 # PORT+1..PORT+5 for the throughput servers, PORT+10.. for the rest
 OUT=build/bench-net
@@ -80,7 +78,7 @@ stop_all() {
 }
 trap stop_all EXIT
 
-# start_server NAME PORT: starts server NAME (new, new2, httplib, jsonrpccpp, jayson) on PORT and
+# start_server NAME PORT: starts server NAME (new, new2, jsonrpccpp, jayson) on PORT and
 # waits until it answers a ping.
 start_server() {
   local name=$1 port=$2
@@ -88,7 +86,6 @@ start_server() {
   case $name in
     new) "$SPEC" --http --host $HOST --port "$port" --threads 2 --max-connections 20000 >"$log" 2>&1 & ;;
     new2) "$SPEC" --http --host $HOST --port "$port" --threads 2 --io-threads 1 >"$log" 2>&1 & ;;
-    httplib) "$SPEC" --httplib --host $HOST --port "$port" --threads 2 --io-threads 1 >"$log" 2>&1 & ;;
     jsonrpccpp) "$BIN/jsonrpccpp_server" "$port" >"$log" 2>&1 & ;;
     jayson) node bench/net/jayson_server.js "$port" >"$log" 2>&1 & ;;
   esac
@@ -143,13 +140,13 @@ measure() {
     server_cpu_s="$(awk -v a="$before" -v b="$after" 'BEGIN { printf "%.2f", b - a }')" <<<"$out"
 }
 
-declare -A PORTS=([new]=$((PORT + 1)) [httplib]=$((PORT + 2)) [jsonrpccpp]=$((PORT + 3)) [jayson]=$((PORT + 4))
+declare -A PORTS=([new]=$((PORT + 1)) [jsonrpccpp]=$((PORT + 3)) [jayson]=$((PORT + 4))
   [new2]=$((PORT + 5)))
 # new: rpc::net as configured by default (one I/O thread per hardware thread); new2: with one
 # I/O thread, to tell what the others cost or bring.
-HTTP_ORDER=(new httplib jsonrpccpp jayson new2)
-WS_ORDER=(new jayson)  # libjson-rpc-cpp and cpp-httplib speak no WebSocket
-CLIENT_HTTP_ORDER=(new httplib jsonrpccpp jayson)  # load through rpc::net::Client as well
+HTTP_ORDER=(new jsonrpccpp jayson new2)
+WS_ORDER=(new jayson)  # libjson-rpc-cpp speaks no WebSocket
+CLIENT_HTTP_ORDER=(new jsonrpccpp jayson)  # load through rpc::net::Client as well
 
 say "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); load $(cut -d' ' -f1-3 /proc/loadavg)"
 say "batchrpc at $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- include src 2>/dev/null || echo ' with uncommitted changes in include/ or src/')"
@@ -188,18 +185,16 @@ stop_all
 next_port=$((PORT + 10))
 for round in $(seq "$DEFENCE_ROUNDS"); do
   say "defence round $round of $DEFENCE_ROUNDS (load $(cut -d' ' -f1-3 /proc/loadavg))"
-  for name in new httplib; do
+  for name in new; do
     count=$IDLE
-    [[ $name == httplib ]] && count=$IDLE_HTTPLIB
     start_server "$name" $next_port
     "$BIN/idle_conns" $HOST $next_port "${PIDS[$name]}" "$count" 10 2>>"$OUT/logs/idle_conns.log" \
       | record kind=idle round="$round" server="$name"
     stop_server "$name"
     next_port=$((next_port + 1))
   done
-  for name in new httplib; do
+  for name in new; do
     count=$SLOW
-    [[ $name == httplib ]] && count=$SLOW_HTTPLIB
     start_server "$name" $next_port
     "$BIN/slowloris" $HOST $next_port "$count" "$SLOW_SECONDS" \
       | record kind=slow round="$round" server="$name" seconds="$SLOW_SECONDS"

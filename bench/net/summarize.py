@@ -14,7 +14,7 @@ from collections import defaultdict
 
 SERVERS = {
     "new": "A: batchrpc `rpc::net`",
-    "httplib": "B: batchrpc cpp-httplib adapter",
+    "httplib": "B: batchrpc cpp-httplib adapter",  # retired: in raw files of earlier runs only
     "jsonrpccpp": "C: libjson-rpc-cpp 0.7",
     "jayson": "D: jayson 5 (Node.js)",
     "new2": "E: A with `--io-threads 1`",

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The command line shared by the example servers: one binary serves stdio, or the network
-// (HTTP with WebSocket, TCP or a Unix socket) on rpc::net, or HTTP on the cpp-httplib adapter.
+// (HTTP with WebSocket, TCP or a Unix socket) on rpc::net.
 #pragma once
 
 #include <csignal>
@@ -16,9 +16,6 @@
 
 #include <batchrpc/batchrpc.hpp>
 #include <batchrpc/stream.hpp>
-#if defined(BATCHRPC_EXAMPLES_HTTP)
-#include <batchrpc/http.hpp>
-#endif
 #if defined(BATCHRPC_EXAMPLES_NET)
 #include <signal.h>
 #include <sys/resource.h>
@@ -32,7 +29,7 @@
 namespace examples {
 
 // Where to serve.
-enum class Serve { none, stdio, http, ws, tcp, unix_socket, httplib };
+enum class Serve { none, stdio, http, ws, tcp, unix_socket };
 
 struct ServerConfig {
   Serve serve = Serve::none;
@@ -63,7 +60,7 @@ inline std::vector<std::string> split_commas(std::string_view list) {
 inline int usage(std::string_view program, std::string_view problem) {
   if (!problem.empty()) std::cerr << program << ": " << problem << "\n";
   std::cerr << "usage: " << program
-            << " (--stdio | --http | --ws | --tcp | --unix PATH | --httplib)\n"
+            << " (--stdio | --http | --ws | --tcp | --unix PATH)\n"
                "       [--framing lines|content-length] [--host H] [--port N] [--capabilities a,b,...]\n"
                "       [--max-batch N] [--threads N] [--io-threads N] [--max-connections N]\n"
                "       [--session-prefix P] [--tls-cert FILE --tls-key FILE]\n"
@@ -71,7 +68,6 @@ inline int usage(std::string_view program, std::string_view problem) {
                "  --http, --ws    HTTP POST and WebSocket on one port (rpc::net)\n"
                "  --tcp           a TCP stream framed by --framing (rpc::net)\n"
                "  --unix PATH     a Unix-domain socket framed by --framing (rpc::net)\n"
-               "  --httplib       HTTP on the cpp-httplib adapter\n"
                "  --capabilities  grant only these capabilities to every session (default: all)\n"
                "  --session-prefix  start HTTP session ids with P (a load balancer routes on it)\n"
                "  --tls-cert, --tls-key  TLS on the network listener (PEM certificate chain and key)\n";
@@ -103,17 +99,16 @@ inline std::optional<int> parse(int argc, char** argv, ServerConfig& config) {
       config.serve = serve;
       return true;
     };
-    if (arg == "--stdio" || arg == "--http" || arg == "--ws" || arg == "--tcp" || arg == "--httplib") {
+    if (arg == "--stdio" || arg == "--http" || arg == "--ws" || arg == "--tcp") {
       const Serve serve = arg == "--stdio" ? Serve::stdio
                           : arg == "--http" ? Serve::http
                           : arg == "--ws"   ? Serve::ws
-                          : arg == "--tcp"  ? Serve::tcp
-                                            : Serve::httplib;
-      if (!choose(serve)) return usage(program, "give exactly one of --stdio, --http, --ws, --tcp, --unix, --httplib");
+                                            : Serve::tcp;
+      if (!choose(serve)) return usage(program, "give exactly one of --stdio, --http, --ws, --tcp, --unix");
     } else if (arg == "--unix") {
       const auto v = value();
       if (!v || v->empty()) return usage(program, "--unix needs a path");
-      if (!choose(Serve::unix_socket)) return usage(program, "give exactly one of --stdio, --http, --ws, --tcp, --unix, --httplib");
+      if (!choose(Serve::unix_socket)) return usage(program, "give exactly one of --stdio, --http, --ws, --tcp, --unix");
       config.unix_path = std::string(*v);
     } else if (arg == "--framing") {
       const auto v = value();
@@ -162,32 +157,9 @@ inline std::optional<int> parse(int argc, char** argv, ServerConfig& config) {
       return usage(program, "unknown option " + std::string(arg));
     }
   }
-  if (config.serve == Serve::none) return usage(program, "give one of --stdio, --http, --ws, --tcp, --unix, --httplib");
+  if (config.serve == Serve::none) return usage(program, "give one of --stdio, --http, --ws, --tcp, --unix");
   if (config.tls_cert.empty() != config.tls_key.empty()) return usage(program, "give both --tls-cert and --tls-key");
   return std::nullopt;
-}
-
-// HTTP on the cpp-httplib adapter, until the process ends.
-inline int serve_httplib([[maybe_unused]] std::string_view name, [[maybe_unused]] const ServerConfig& config,
-                         [[maybe_unused]] const rpc::Router& router,
-                         [[maybe_unused]] const std::vector<std::string>& granted,
-                         [[maybe_unused]] rpc::ThreadPool& pool) {
-#if defined(BATCHRPC_EXAMPLES_HTTP)
-  rpc::http::Server server(router, {.host = config.host, .port = config.port, .capabilities = granted,
-                                    .executor = &pool});
-  try {
-    const int port = server.bind();
-    std::cerr << name << ": listening on http://" << config.host << ":" << port << "/\n";
-  } catch (const std::exception& e) {
-    std::cerr << name << ": " << e.what() << "\n";
-    return 1;
-  }
-  server.run();
-  return 0;
-#else
-  std::cerr << name << ": built without the cpp-httplib adapter (install libcpp-httplib-dev and rebuild)\n";
-  return 1;
-#endif
 }
 
 // HTTP with WebSocket, TCP or a Unix socket on rpc::net, until SIGINT or SIGTERM; then a
@@ -288,7 +260,6 @@ inline int run_server(int argc, char** argv, std::string_view name,
     rpc::serve_stream(session, STDIN_FILENO, STDOUT_FILENO, {.framing = config.framing});
     return 0;
   }
-  if (config.serve == Serve::httplib) return serve_httplib(name, config, router, granted, pool);
   return serve_net(name, config, router, granted, pool);
 }
 

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 /// @file batchrpc.hpp
-/// Everything batchrpc offers, in one include, but for the HTTP adapter (`<batchrpc/http.hpp>`,
-/// which needs cpp-httplib).
+/// Everything batchrpc offers, in one include.
 #pragma once
 
 #include "batch_call.hpp"

@@ -30,7 +30,7 @@ fi
 echo "=== batchrpc fuzz: configure and build ($build, $compiler) ==="
 cmake -S . -B "$build" -DCMAKE_CXX_COMPILER="$compiler" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DBATCHRPC_FUZZ=ON -DBATCHRPC_BUILD_TESTS=ON -DBATCHRPC_BUILD_EXAMPLES=OFF \
-  -DBATCHRPC_BUILD_BENCH=OFF -DBATCHRPC_WERROR=ON -DBATCHRPC_HTTP=OFF >"$build.configure.log" 2>&1 \
+  -DBATCHRPC_BUILD_BENCH=OFF -DBATCHRPC_WERROR=ON >"$build.configure.log" 2>&1 \
   || { cat "$build.configure.log" >&2; exit 1; }
 build_targets=()
 for t in "${targets[@]}"; do build_targets+=("fuzz_$t"); done

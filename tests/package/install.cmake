@@ -2,7 +2,7 @@
 # Installs a batchrpc build tree into a fresh prefix and checks what landed there:
 #   cmake -DBUILD=<build dir> -DPREFIX=<prefix> [-DCONFIG=<config>] -DVERSION=<x.y.z>
 #         -DINCLUDEDIR=... -DLIBDIR=... -DBINDIR=... -DDOCDIR=... -DCMAKEDIR=...
-#         [-DEXPECT_HTTP=ON] -P install.cmake
+#         -P install.cmake
 # (the directories are the build's relative CMAKE_INSTALL_* and BATCHRPC_INSTALL_CMAKEDIR)
 # Every installed file must be one of batchrpc's (headers, the compiled library, the CMake
 # package, the pkg-config files, the licence): an example, test, benchmark or the embed plugin
@@ -36,9 +36,9 @@ set(_allowed
   "^${_LIBDIR}/(lib)?batchrpc_compiled(\\.[a-z]+)?(\\.[0-9]+)*$"
   "^${_LIBDIR}/(lib)?batchrpc_net_compiled\\.(a|lib)$"
   "^${_BINDIR}/(lib)?batchrpc_compiled\\.dll$"
-  "^${_CMAKEDIR}/batchrpc(Config|ConfigVersion|Targets|Targets-[a-z]+|HttpTargets|NetTargets|NetTlsTargets)\\.cmake$"
+  "^${_CMAKEDIR}/batchrpc(Config|ConfigVersion|Targets|Targets-[a-z]+|NetTargets|NetTlsTargets)\\.cmake$"
   "^${_CMAKEDIR}/batchrpcNetCompiledTargets(-[a-z]+)?\\.cmake$"
-  "^${_CMAKEDIR}/(rapidjson|httplib)-target\\.cmake$"
+  "^${_CMAKEDIR}/rapidjson-target\\.cmake$"
   "^${_LIBDIR}/pkgconfig/batchrpc(-compiled)?\\.pc$"
   "^${_DOCDIR}/LICENSE$")
 set(_required
@@ -46,9 +46,6 @@ set(_required
   "${CMAKEDIR}/batchrpcConfig.cmake" "${CMAKEDIR}/batchrpcConfigVersion.cmake"
   "${CMAKEDIR}/batchrpcTargets.cmake" "${CMAKEDIR}/rapidjson-target.cmake"
   "${LIBDIR}/pkgconfig/batchrpc.pc" "${LIBDIR}/pkgconfig/batchrpc-compiled.pc")
-if(EXPECT_HTTP)
-  list(APPEND _required "${CMAKEDIR}/batchrpcHttpTargets.cmake" "${CMAKEDIR}/httplib-target.cmake")
-endif()
 
 file(GLOB_RECURSE _files LIST_DIRECTORIES FALSE RELATIVE "${PREFIX}" "${PREFIX}/*")
 list(SORT _files)

@@ -4,9 +4,6 @@
 // readme_snippets test checks it), so the README cannot drift from code that works.
 #include <batchrpc/batchrpc.hpp>
 #include <batchrpc/stream.hpp>
-#if defined(BATCHRPC_TEST_HTTP)
-#include <batchrpc/http.hpp>
-#endif
 
 #include <unistd.h>
 
@@ -155,47 +152,6 @@ TEST_SUITE("readme") {
     REQUIRE(n > 0);
     CHECK(std::string(buffer, static_cast<std::size_t>(n)) == R"({"jsonrpc":"2.0","id":1,"result":3})" "\n");
   }
-
-#if defined(BATCHRPC_TEST_HTTP)
-  TEST_CASE("snippet: serving HTTP, which ends at the end of its scope") {
-    rpc::Router router;
-    router.add("add", [](int a, int b) { return a + b; });
-    const int port = 0;  // any free port, for the test
-    // The snippet's scope runs on a thread of its own; if it has not ended long after its
-    // last request, the test fails and stops the server itself so that the test can end.
-    std::mutex mutex;
-    std::condition_variable changed;
-    rpc::http::Server* in_scope = nullptr;
-    bool ended = false;
-    std::thread scope([&] {
-      {
-        // snippet:begin http
-        rpc::http::Server server{router, {.port = port}};  // binds 127.0.0.1 unless .host says otherwise
-        server.start();  // serves on threads of its own; leaving the scope stops and joins them
-        // snippet:end
-        httplib::Client client("127.0.0.1", server.port());
-        const auto res = client.Post("/", R"({"jsonrpc":"2.0","method":"add","params":[1,2],"id":1})", "application/json");
-        CHECK(res);  // (REQUIRE would throw out of the thread)
-        if (res) {
-          CHECK(res->status == 200);
-          CHECK(res->body == R"({"jsonrpc":"2.0","id":1,"result":3})");
-        }
-        std::lock_guard lock(mutex);
-        in_scope = &server;
-        changed.notify_all();
-      }
-      std::lock_guard lock(mutex);
-      ended = true;
-      changed.notify_all();
-    });
-    {
-      std::unique_lock lock(mutex);
-      CHECK(changed.wait_for(lock, std::chrono::seconds(60), [&] { return ended; }));
-      if (!ended && in_scope != nullptr) in_scope->stop();
-    }
-    scope.join();
-  }
-#endif
 
   TEST_CASE("snippet: tools and the batch tool") {
     rpc::Router router;
