@@ -13,6 +13,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
+#include <deque>
 #include <filesystem>
 #include <future>
 #include <memory>
@@ -264,6 +265,128 @@ TEST_SUITE("net: HTTP") {
     const auto not_found = second.receive();
     REQUIRE(not_found);
     CHECK(not_found->result_int() == 404);
+  }
+}
+
+// Sessions kept by id over HTTP (the server's SessionRegistry): bounded, least recently used
+// out first, and never while in use.
+namespace {
+// One HTTP exchange on `client`, naming session `id` when not empty.
+netclient::Response exchange(HttpClient& client, const std::string& body, const std::string& id = {}) {
+  auto request = netclient::post(body);
+  if (!id.empty()) request.set("Rpc-Session-Id", id);
+  client.send(request);
+  auto response = client.receive();
+  REQUIRE(response);
+  return *response;
+}
+std::string session_of(const netclient::Response& response) {
+  const auto found = response.find("Rpc-Session-Id");
+  return found == response.end() ? std::string() : std::string(found->value());
+}
+}  // namespace
+
+TEST_SUITE("net: HTTP sessions") {
+  const std::string add = call("add", "[1,2]", "1");
+  const std::string sum = result("1", "3");
+
+  TEST_CASE("connections that send nothing take no session slot") {
+    Fixture f({.max_sessions = 2});
+    const int port = f.listen();
+    HttpClient hello_client(f.io, port);
+    const auto hello = exchange(hello_client, add);
+    const std::string id = session_of(hello);
+    REQUIRE(id.size() == 32);
+    std::vector<netclient::tcp::socket> bare;
+    for (int i = 0; i < 6; ++i) bare.push_back(netclient::connect_tcp(f.io, port));  // left open
+    for (int i = 0; i < 6; ++i) netclient::connect_tcp(f.io, port).close();           // opened and closed
+    HttpClient other(f.io, port);
+    const auto again = exchange(other, add, id);
+    CHECK(again.result_int() == 200);
+    CHECK(again.body() == sum);
+    CHECK(session_of(again) == id);
+  }
+
+  TEST_CASE("sessions are evicted least recently used first, also within one second") {
+    // Each step: a new connection's first request (a new session, which may evict the least
+    // recently used), a request naming a kept session (now the most recently used), or one
+    // naming an evicted session (404). A model predicts every status and id.
+    constexpr std::size_t max_sessions = 3;
+    Fixture f({.max_sessions = max_sessions});
+    const int port = f.listen();
+    HttpClient named(f.io, port);  // one kept connection for requests naming a session
+    std::uint32_t random = 7;
+    const auto next = [&random] { return random = random * 1664525u + 1013904223u, random >> 8; };
+    std::deque<std::string> kept;  // least recently used first
+    std::vector<std::string> evicted;
+    for (int step = 0; step < 60; ++step) {
+      CAPTURE(step);
+      const std::uint32_t choice = next() % 8;
+      if (kept.empty() || choice < 3) {
+        HttpClient fresh(f.io, port);
+        const auto reply = exchange(fresh, add);
+        CHECK(reply.body() == sum);
+        REQUIRE(session_of(reply).size() == 32);
+        if (kept.size() == max_sessions) {
+          evicted.push_back(kept.front());
+          kept.pop_front();
+        }
+        kept.push_back(session_of(reply));
+      } else if (choice < 7 || evicted.empty()) {
+        const std::size_t at = next() % kept.size();
+        const std::string id = kept[at];
+        const auto reply = exchange(named, add, id);
+        CHECK(reply.result_int() == 200);
+        CHECK(session_of(reply) == id);
+        kept.erase(kept.begin() + static_cast<std::ptrdiff_t>(at));
+        kept.push_back(id);
+      } else {
+        CHECK(exchange(named, add, evicted[next() % evicted.size()]).result_int() == 404);
+      }
+    }
+    CHECK(evicted.size() >= 5);
+  }
+
+  TEST_CASE("a connection whose idle session was evicted gets it back with the same id") {
+    Fixture f({.max_sessions = 1});
+    const int port = f.listen();
+    HttpClient kept(f.io, port);
+    const std::string first = session_of(exchange(kept, add));
+    REQUIRE(first.size() == 32);
+    HttpClient other_client(f.io, port);
+    const std::string other = session_of(exchange(other_client, add));  // takes the only slot
+    REQUIRE(other.size() == 32);
+    CHECK(other != first);
+    HttpClient probe(f.io, port);
+    CHECK(exchange(probe, add, first).result_int() == 404);
+    const auto back = exchange(kept, add);  // the kept connection's own session comes back
+    CHECK(back.body() == sum);
+    CHECK(session_of(back) == first);
+    CHECK(exchange(probe, add, first).result_int() == 200);
+    CHECK(exchange(probe, add, other).result_int() == 404);
+  }
+
+  TEST_CASE("a session in use is not evicted, so a cancel from another connection reaches it") {
+    Fixture f({.max_sessions = 1});
+    const int port = f.listen();
+    HttpClient first(f.io, port);
+    const std::string id = session_of(exchange(first, add));
+    REQUIRE(id.size() == 32);
+    auto slow = netclient::post(call("gate", "[]", "5"));
+    first.send(slow);
+    REQUIRE(f.gate.wait_arrived(1));
+    HttpClient second(f.io, port);
+    const auto unkept = exchange(second, add);  // no room: served, but not kept
+    CHECK(unkept.body() == sum);
+    CHECK(session_of(unkept) == "");
+    HttpClient third(f.io, port);
+    const auto cancel = exchange(third, call("notifications/cancel", R"({"id":5})", "6"), id);
+    CHECK(cancel.result_int() == 200);
+    CHECK(cancel.body() == result("6", R"({"cancelled":true})"));
+    f.gate.release();
+    const auto reply = first.receive();
+    REQUIRE(reply);
+    CHECK(reply->body() == result("5", "true"));  // the gate takes no Context: it runs to its end
   }
 }
 
