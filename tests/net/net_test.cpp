@@ -200,6 +200,30 @@ TEST_SUITE("net: HTTP") {
     CHECK(client.closed_by_server());
   }
 
+  TEST_CASE("a chunked body past the limit is answered 413 and closed: the rest is never read as a request") {
+    Fixture f({}, rpc::Limits{.max_message_bytes = 64});
+    HttpClient client(f.io, f.listen());
+    const std::string inner_body = call("add", "[40,2]", R"("smuggled")");
+    const std::string inner = "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+                              std::to_string(inner_body.size()) + "\r\n\r\n" + inner_body;
+    char size[16];
+    const int digits = std::snprintf(size, sizeof size, "%zx", inner.size());
+    client.write_raw("POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     "Transfer-Encoding: chunked\r\n\r\n80\r\n" + std::string(128, ' ') + "\r\n" +
+                     std::string(size, static_cast<std::size_t>(digits)) + "\r\n" + inner + "\r\n0\r\n\r\n");
+    std::string received;
+    boost::system::error_code error;
+    char buffer[4096];
+    while (!error) {
+      const std::size_t n = client.socket().read_some(asio::buffer(buffer), error);
+      received.append(buffer, n);
+    }
+    CHECK((error == asio::error::eof || error == asio::error::connection_reset));  // closed, not timed out
+    CHECK(received.rfind("HTTP/1.1 413 ", 0) == 0);
+    CHECK(received.find("HTTP/1.1 ", 1) == std::string::npos);  // one response only
+    CHECK(received.find("smuggled") == std::string::npos);
+  }
+
   TEST_CASE("a chunked body and Expect: 100-continue are served") {
     Fixture f;
     HttpClient client(f.io, f.listen());
@@ -675,6 +699,35 @@ TEST_SUITE("net: defences") {
     REQUIRE(reply);
     CHECK(reply->body() == cancelled("1"));
     CHECK(ws.receive() == cancelled("2"));
+  }
+
+  TEST_CASE("destroying the server answers -32800 for a request waiting on a Responder that ignores its stop token") {
+    Fixture f({.shutdown_grace = 200ms});
+    std::mutex mutex;
+    std::vector<rpc::Responder> held;  // only this would answer, and it never does
+    f.router.add("hold", [&](rpc::Responder done) {
+      std::lock_guard lock(mutex);
+      held.push_back(std::move(done));
+    });
+    HttpClient client(f.io, f.listen());
+    auto hold = netclient::post(call("hold", "[]", "7"));
+    client.send(hold);
+    const auto deadline = Clock::now() + 5s;
+    const auto holding = [&] {
+      std::lock_guard lock(mutex);
+      return held.size() == 1;
+    };
+    while (!holding() && Clock::now() < deadline) std::this_thread::sleep_for(5ms);
+    REQUIRE(holding());
+    const auto start = Clock::now();
+    f.server.reset();
+    CHECK(Clock::now() - start < 5s);
+    const auto reply = client.receive();
+    REQUIRE(reply);
+    CHECK(reply->result_int() == 200);
+    CHECK(reply->body() == cancelled("7"));
+    std::lock_guard lock(mutex);
+    CHECK_FALSE(held.front().resolve(1));  // answered by the server's end: refused quietly
   }
 
   TEST_CASE("a handler that ignores its stop token: shutdown waits for it, then the server goes safely") {
