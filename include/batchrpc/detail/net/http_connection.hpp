@@ -257,34 +257,42 @@ class HttpConnection final : public Connection, public std::enable_shared_from_t
     auto held = std::make_shared<rpc::detail::SessionUse>(std::move(use));
     // Only this connection's requests, each with a slot, can be answered inside handle.
     released_after_handle_.reserve(slots_.size());
-    const InsideHandle inside(this);
-    session.handle(std::move(request.body()),
-                   [self = this->shared_from_this(), held = std::move(held), sequence](
-                       std::optional<std::string_view> reply) mutable {
-                     if (InsideHandle::current() == self.get()) {
-                       // Answered inside session.handle, on this thread, so on the strand (an
-                       // inline method): taken as is, with no round trip through the I/O
-                       // context. The session is released once handle has returned, never
-                       // inside its own completion: `held` is parked first (the room was
-                       // reserved), so it stays parked even if answering throws.
-                       const auto& parked = self->released_after_handle_.emplace_back(std::move(held));
-                       self->answered(sequence, reply ? std::optional<std::string>(*reply) : std::nullopt,
-                                      parked->id());
-                       return;
-                     }
-                     std::optional<std::string> copy;
-                     if (reply) copy.emplace(*reply);
-                     // The session is released on the strand, never inside its own completion.
-                     Hub& hub = self->hub_;
-                     hub.post_from_handler_thread([&] {
-                       const auto executor = self->socket_.get_executor();  // before self is moved from
-                       asio::post(executor, [self = std::move(self), held = std::move(held), sequence,
-                                             copy = std::move(copy)]() mutable {
-                         self->answered(sequence, std::move(copy), held->id());
-                         held.reset();
+    {
+      const InsideHandle inside(this);
+      session.handle(std::move(request.body()),
+                     [self = this->shared_from_this(), held = std::move(held), sequence](
+                         std::optional<std::string_view> reply) mutable {
+                       if (InsideHandle::current() == self.get()) {
+                         // Answered inside session.handle, on this thread, so on the strand (an
+                         // inline method): taken as is, with no round trip through the I/O
+                         // context. The session is released once handle has returned, never
+                         // inside its own completion: `held` is parked first (the room was
+                         // reserved), so it stays parked even if answering throws.
+                         const auto& parked = self->released_after_handle_.emplace_back(std::move(held));
+                         self->fill(sequence, reply ? std::optional<std::string>(*reply) : std::nullopt,
+                                    parked->id());
+                         return;  // written once handle has returned and the session is released
+                       }
+                       std::optional<std::string> copy;
+                       if (reply) copy.emplace(*reply);
+                       // The session is released on the strand, never inside its own completion.
+                       Hub& hub = self->hub_;
+                       hub.post_from_handler_thread([&] {
+                         const auto executor = self->socket_.get_executor();  // before self is moved from
+                         asio::post(executor, [self = std::move(self), held = std::move(held), sequence,
+                                               copy = std::move(copy)]() mutable {
+                           self->fill(sequence, std::move(copy), held->id());
+                           // Released before the reply is written: a client that sends its next
+                           // request as soon as it reads this reply finds the session idle (a
+                           // write can complete inside async_write's initiation).
+                           held.reset();
+                           self->write_next();
+                         });
                        });
                      });
-                   });
+    }
+    // What was answered inside handle is written now, its session released first.
+    write_next();
   }
 
   // Marks the thread as inside this connection's session.handle, on its strand, while it
@@ -310,7 +318,8 @@ class HttpConnection final : public Connection, public std::enable_shared_from_t
     HttpConnection* previous_;
   };
 
-  void answered(std::uint64_t sequence, std::optional<std::string> reply, const std::string& session_id) {
+  // Puts a reply in its slot; write_next sends it when its turn comes.
+  void fill(std::uint64_t sequence, std::optional<std::string> reply, const std::string& session_id) {
     if (closed_) return;
     Slot& slot = slots_[static_cast<std::size_t>(sequence - first_sequence_)];
     Response& response = slot.response;
@@ -325,7 +334,6 @@ class HttpConnection final : public Connection, public std::enable_shared_from_t
     response.keep_alive(!slot.close_after);
     if (reply) response.prepare_payload();
     slot.ready = true;
-    write_next();
   }
 
   // A response the connection makes itself, queued in order; without `keep_alive` the
