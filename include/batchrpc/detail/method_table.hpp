@@ -25,6 +25,7 @@ struct Method {
   std::unique_ptr<Handler> handler;
   MethodOptions options;
   BatchHandler batch{};  // set by add_batched: answers a batch's calls of this method together
+  bool observes_stop = true;  // handler->observes_stop(), asked once at registration
 };
 
 class MethodTable {

@@ -397,7 +397,6 @@ class Job {
       return false;
     }
     m.method = method;
-    m.to_enroll = !method->options.runs_first && !m.request.id.is_notification();  // see below
     return true;
   }
 
@@ -414,11 +413,11 @@ class Job {
     for (std::size_t i = 0; i < count_; ++i) {
       Member& m = *members_[i];
       if (m.method == nullptr || m.method->options.runs_first) continue;  // answered, or run first
-      const bool observes = m.method->handler->observes_stop();
+      const bool observes = m.method->observes_stop;
       const bool cheap = m.method->options.inline_only && !observes;
       const bool left_out = cheap && only_cheap_before;
       if (!cheap && (core_.executor == nullptr || m.method->options.inline_only)) only_cheap_before = false;
-      if (!m.to_enroll) continue;
+      if (m.request.id.is_notification()) continue;  // no cancel can name it
       try {
         m.to_enroll = !left_out && id_key(m.request.id, m.key);
         if (m.to_enroll && observes) m.stop = std::stop_source();

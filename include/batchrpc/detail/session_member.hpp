@@ -45,7 +45,7 @@ class Member final : public Deferred {
   std::atomic<bool> cancel_asked{false};
   std::string key;  // its id as a lookup key
   bool enrolled = false;
-  bool to_enroll = false;  // prepared, and to be enrolled with the rest of its message
+  bool to_enroll = false;  // chosen by Job::enroll_cancellable, enrolled with the rest of its message
   InFlight::node_type node;  // its entry in the in-flight table while not enrolled, kept for reuse
   std::size_t group = none;  // its group in the job (batch-aware dispatch), or none
 

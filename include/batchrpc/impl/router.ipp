@@ -39,6 +39,7 @@ BATCHRPC_DECL void Router::add_method(std::string_view name, detail::Method meth
     throw std::invalid_argument("batchrpc: method names starting with \"rpc.\" are reserved: " +
                                 std::string(name));
   }
+  method.observes_stop = method.handler->observes_stop();
   if (!methods_.add(name, std::move(method))) {
     throw std::invalid_argument("batchrpc: method already registered: " + std::string(name));
   }
