@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <cassert>
 #include <cstddef>
 #include <memory>
 #include <optional>
@@ -20,9 +21,9 @@ namespace rpc::inline BATCHRPC_ABI::net::detail {
 
 class IoPool {
  public:
-  // `threads` contexts (at least one); no thread runs them until start().
+  // `threads` contexts (the server has resolved 0 to a count); no thread runs them until start().
   explicit IoPool(std::size_t threads) {
-    if (threads == 0) threads = 1;
+    assert(threads > 0);
     for (std::size_t i = 0; i < threads; ++i) contexts_.push_back(std::make_unique<Context>());
   }
   IoPool(const IoPool&) = delete;
