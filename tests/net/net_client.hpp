@@ -98,6 +98,16 @@ class HttpClient {
     socket_.read_some(asio::buffer(&byte, 1), error);
     return error == asio::error::eof || error == asio::error::connection_reset;
   }
+  // Everything the server sends until it closes the connection; nothing when a read timed out.
+  std::optional<std::string> read_until_closed() {
+    std::string received(static_cast<const char*>(buffer_.data().data()), buffer_.size());
+    buffer_.clear();
+    char bytes[4096];
+    beast::error_code error;
+    while (!error) received.append(bytes, socket_.read_some(asio::buffer(bytes), error));
+    if (error != asio::error::eof && error != asio::error::connection_reset) return std::nullopt;
+    return received;
+  }
   tcp::socket& socket() { return socket_; }
 
  private:
