@@ -28,7 +28,7 @@
 #include "support/replies.hpp"
 
 #if defined(BATCHRPC_TEST_HTTP)
-#include <httplib.h>
+#include "support/http_test_client.hpp"
 #endif
 #if defined(BATCHRPC_TEST_NET)
 #include <filesystem>

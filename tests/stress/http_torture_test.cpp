@@ -33,7 +33,7 @@
 #include <vector>
 
 #include <doctest/doctest.h>
-#include <httplib.h>
+#include "support/http_test_client.hpp"
 
 #include "common/cancellable_sleep.hpp"
 
