@@ -45,6 +45,7 @@ class MessageParser {
     const Value& params = *doc_;
     for (ParsedRequest& p : requests_) {
       if (p.params_index != ParsedRequest::no_params) p.request.params = &params[p.params_index];
+      if (p.answer_index != ParsedRequest::no_params) p.answer = &params[p.answer_index];
     }
     return outcome;
   }

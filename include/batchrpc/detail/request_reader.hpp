@@ -26,6 +26,12 @@ struct ParsedRequest {
   Request request;
   const char* invalid = nullptr;       // why it is not a valid Request (JSON-RPC 2.0 §4)
   std::uint32_t params_index = no_params;  // its params: this element of the document's root
+  // A Response object (§5: an id, exactly one of result and error, no method nor params) is
+  // still an invalid Request; a two-way session routes it to its own request with that id.
+  bool is_response = false;
+  bool answer_is_error = false;            // the answer is an "error" member, else "result"
+  std::uint32_t answer_index = no_params;  // the answer's value: this element of the root
+  const Value* answer = nullptr;           // set from answer_index once the parse is done
 };
 
 // The document's root becomes an array of the params values, in member order.
@@ -46,10 +52,12 @@ class RequestReader : public SaxChecks {
 
   bool Null() {
     const Place place = next_place();
+    if (place == Place::answer) return keep_answer() && doc_.Null();
     return place == Place::built ? push_value() && doc_.Null() : scalar_at(place, Type::null, {});
   }
   bool Bool(bool b) {
     const Place place = next_place();
+    if (place == Place::answer) return keep_answer() && doc_.Bool(b);
     return place == Place::built ? push_value() && doc_.Bool(b) : scalar_at(place, Type::other, {});
   }
   // Not called with kParseNumbersAsStringsFlag; present to satisfy the Handler concept.
@@ -62,6 +70,7 @@ class RequestReader : public SaxChecks {
     const Place place = next_place();
     if (place == Place::ignored) return true;
     if (place == Place::built) return push_value() && put(doc_, text, length);
+    if (place == Place::answer) return keep_answer() && put(doc_, text, length);
     return number_fits(text, length) && scalar_at(place, Type::number, {text, length});
   }
   bool String(const char* text, rapidjson::SizeType length, bool copy) {
@@ -69,6 +78,7 @@ class RequestReader : public SaxChecks {
     if (place == Place::ignored) return true;
     if (!valid_escapes(text, length)) return false;
     if (place == Place::built) return push_value() && doc_.String(text, length, copy);
+    if (place == Place::answer) return keep_answer() && doc_.String(text, length, copy);
     return scalar_at(place, Type::string, {text, length});
   }
   bool Key(const char* text, rapidjson::SizeType length, bool copy) {
@@ -85,9 +95,9 @@ class RequestReader : public SaxChecks {
   bool EndArray(rapidjson::SizeType count) { return end(false, count); }
 
  private:
-  enum class Place : unsigned char { ignored, built, skipped, root, member, field };
+  enum class Place : unsigned char { ignored, built, skipped, root, member, field, answer };
   enum class Sink : unsigned char { none, build, skip };
-  enum class Field : unsigned char { jsonrpc, method, params, id, other };
+  enum class Field : unsigned char { jsonrpc, method, params, id, result, error, other };
   enum class Type : unsigned char { null, number, string, object, array, other };
   static constexpr unsigned bit(Field f) { return 1u << static_cast<unsigned>(f); }
 
@@ -97,7 +107,14 @@ class RequestReader : public SaxChecks {
     if (sink_ != Sink::none) return sink_ == Sink::build ? Place::built : Place::skipped;
     if (depth_ == 0) return Place::root;
     if (batch_ && depth_ == 1) return admit_member() ? Place::member : Place::ignored;
+    if (field_ == Field::result || field_ == Field::error) return Place::answer;
     return Place::field;
+  }
+
+  // A Response's result or error value is built into the document, as params are.
+  bool keep_answer() {
+    requests_.back().answer_index = params_count_++;
+    return push_value();
   }
 
   // A scalar anywhere but in params.
@@ -129,6 +146,9 @@ class RequestReader : public SaxChecks {
         requests_.emplace_back().invalid = "a request must be an object";
         open_sink(Sink::skip);
         return true;
+      case Place::answer:
+        open_sink(Sink::build);
+        return keep_answer() && (object ? doc_.StartObject() : doc_.StartArray());
       case Place::field:
         break;
     }
@@ -179,6 +199,8 @@ class RequestReader : public SaxChecks {
              : is(n, "method") ? Field::method
              : is(n, "params") ? Field::params
              : is(n, "jsonrpc") ? Field::jsonrpc
+             : is(n, "result")  ? Field::result
+             : is(n, "error")   ? Field::error
                                 : Field::other;
     if (field_ == Field::other) {
       names_.push_back(n);
@@ -217,6 +239,8 @@ class RequestReader : public SaxChecks {
           why = "\"id\" must be a string, a number or null";
         }
         break;
+      case Field::result:
+      case Field::error:
       case Field::other:
         break;
     }
@@ -233,6 +257,10 @@ class RequestReader : public SaxChecks {
       p.invalid = "missing \"jsonrpc\"";
     } else if ((seen_ & bit(Field::method)) == 0) {
       p.invalid = "missing \"method\"";
+      const unsigned answers = seen_ & (bit(Field::result) | bit(Field::error));
+      p.is_response = (seen_ & bit(Field::id)) != 0 && (seen_ & bit(Field::params)) == 0 &&
+                      (answers == bit(Field::result) || answers == bit(Field::error));
+      p.answer_is_error = answers == bit(Field::error);
     }
   }
 
