@@ -21,6 +21,7 @@
 #include "../config.hpp"
 #include "../detail/member_names.hpp"
 #include "../detail/message_parser.hpp"
+#include "../detail/params_text.hpp"
 #include "../detail/request.hpp"
 #include "../detail/utf8.hpp"
 
@@ -37,17 +38,6 @@ struct ReplyDocument {
 };
 
 // JSON whitespace (RFC 8259 §2); Json::parse keeps any that surrounds the value.
-inline bool is_json_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-// `params` without the whitespace around it, or an empty view when it is not an array or an
-// object (the only params JSON-RPC 2.0 allows).
-inline std::string_view structured_text(const Json& params) {
-  std::string_view text = params.text();
-  while (!text.empty() && is_json_space(text.front())) text.remove_prefix(1);
-  while (!text.empty() && is_json_space(text.back())) text.remove_suffix(1);
-  return !text.empty() && (text.front() == '[' || text.front() == '{') ? text : std::string_view{};
-}
-
 // Checks one element of a reply against JSON-RPC 2.0 §5; nullptr when it is a valid Response,
 // else why not (in the words the router uses for requests).
 inline const char* check_response(const Value& v, std::vector<std::string_view>& scratch) {
