@@ -9,6 +9,7 @@
 #include "batchrpc/impl/call.ipp"
 #include "batchrpc/impl/client.ipp"
 #include "batchrpc/impl/json.ipp"
+#include "batchrpc/impl/peer.ipp"
 #include "batchrpc/impl/router.ipp"
 #include "batchrpc/impl/session.ipp"
 #include "batchrpc/impl/stream.ipp"

@@ -17,6 +17,7 @@
 #include "method_options.hpp"
 #include "names.hpp"
 #include "params.hpp"
+#include "peer.hpp"
 #include "responder.hpp"
 #include "result_writer.hpp"
 #include "router.hpp"

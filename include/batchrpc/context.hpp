@@ -10,6 +10,7 @@
 
 namespace rpc::inline BATCHRPC_ABI {
 
+class Peer;
 class Router;
 class Session;
 namespace detail {
@@ -70,6 +71,9 @@ class Context {
   /// The session the message came through, or nullptr for `Router::handle` (trusted, in
   /// process: every capability is granted there).
   [[nodiscard]] Session* session() const noexcept { return origin_.session; }
+  /// The way to this session's client, for progress, log messages and requests to it (see
+  /// `rpc::Peer`; defined in session.hpp). With no session it has no client.
+  [[nodiscard]] Peer peer() const;
   /// The slot a `rpc::Responder` parameter answers into (batchrpc's own use).
   [[nodiscard]] detail::Deferred* deferred() const noexcept { return origin_.deferred; }
 

@@ -24,6 +24,8 @@ enum class ErrorCode : int {
   nesting_too_deep = -32002,    ///< The message nests deeper than `Limits::max_depth`.
   response_too_large = -32003,  ///< The reply would exceed `Limits::max_response_bytes`.
   overloaded = -32004,          ///< No room to run the request now (executor, memory); retry later.
+  client_unavailable = -32094,  ///< The session has no channel to its client, or the connection ended before the client answered.
+  client_timeout = -32095,      ///< The client did not answer the server's request in time.
   request_cancelled = -32800,   ///< The request was cancelled before or while it ran.
 };
 
@@ -39,6 +41,8 @@ enum class ErrorCode : int {
     case ErrorCode::nesting_too_deep: return "Nesting too deep";
     case ErrorCode::response_too_large: return "Response too large";
     case ErrorCode::overloaded: return "Server overloaded";
+    case ErrorCode::client_unavailable: return "Client unavailable";
+    case ErrorCode::client_timeout: return "Client timeout";
     case ErrorCode::request_cancelled: return "Request cancelled";
   }
   return "Server error";

@@ -13,8 +13,10 @@
 #include <vector>
 
 #include "config.hpp"
+#include "context.hpp"
 #include "executor.hpp"
 #include "json.hpp"
+#include "peer.hpp"
 #include "router.hpp"
 
 namespace rpc::inline BATCHRPC_ABI {
@@ -30,6 +32,10 @@ struct SessionOptions {
   std::vector<std::string> capabilities{};
   /// Where batch members and concurrent messages run; nullptr: inline, on the calling thread.
   Executor* executor = nullptr;
+  /// Called with the id of a Response from the client that no request of the server's waits
+  /// for (see `rpc::Peer`); it is dropped, never answered. Runs on the thread handing the
+  /// message in, with no lock of the library's held; what it throws is dropped.
+  std::function<void(const RequestId& id)> unmatched_response{};
 };
 
 /// Called once per message with the reply (valid only during the call), or `std::nullopt`
@@ -110,10 +116,17 @@ class Session {
     return handle_and_wait(message, &message);
   }
 
-  /// True when the session was granted `capability`.
+  /// True when the session is granted `capability` now.
   [[nodiscard]] BATCHRPC_DECL bool granted(std::string_view capability) const;
-  /// The granted capabilities, sorted.
-  [[nodiscard]] BATCHRPC_DECL const std::vector<std::string>& capabilities() const;
+  /// The capabilities granted now, sorted.
+  [[nodiscard]] BATCHRPC_DECL std::vector<std::string> capabilities() const;
+  /// Grants `capability` from now on (after `initialize`, after authentication), to the
+  /// messages handed in afterwards (a message's members are all checked before any runs).
+  /// Any thread, also from a handler of this session.
+  BATCHRPC_DECL void grant(std::string_view capability);
+  /// Takes `capability` back from now on; requests already running go on. @returns false
+  /// when it was not granted.
+  BATCHRPC_DECL bool revoke(std::string_view capability);
   /// The router this session serves.
   [[nodiscard]] BATCHRPC_DECL const Router& router() const;
 
@@ -141,6 +154,18 @@ class Session {
   /// Requests with an id that are queued or running, and that a cancel can reach (see `cancel`).
   [[nodiscard]] BATCHRPC_DECL std::size_t in_flight() const;
 
+  /// The way to this session's client, for the server's own notifications and requests (see
+  /// `rpc::Peer`); a handle that stays safe to use after the session is gone.
+  [[nodiscard]] BATCHRPC_DECL Peer peer() const;
+  /// For transports: `send` writes the server's own messages to the client, each whole (see
+  /// `rpc::Outbound`), from now on. Until a transport attaches, the session has no client to
+  /// send to. The Response objects the client sends back are taken from the messages handed
+  /// to `handle`, and never answered.
+  BATCHRPC_DECL void attach(Outbound send);
+  /// For transports, when the connection ends: nothing more is sent, and the server's
+  /// requests still waiting are answered `-32094`. The destructor does it too.
+  BATCHRPC_DECL void detach();
+
  private:
   BATCHRPC_DECL void handle_owned(std::string&& message, Completion done);
   BATCHRPC_DECL std::optional<std::string> handle_and_wait(std::string_view message, std::string* owned);
@@ -148,6 +173,10 @@ class Session {
   friend struct detail::SessionAccess;
   std::unique_ptr<detail::SessionCore> core_;
 };
+
+/// The way to the client of the session the call came through; a `Peer` with no client for
+/// `Router::handle`.
+inline Peer Context::peer() const { return origin_.session != nullptr ? origin_.session->peer() : Peer(); }
 
 }  // namespace rpc
 

@@ -43,6 +43,11 @@ using StreamWriter = std::function<bool(std::string_view bytes)>;
  * At end of input (the reader returns 0 or -1), what is in flight is finished and answered
  * before this returns.
  *
+ * Two-way: while it runs, the session's `rpc::Peer` sends the server's own notifications and
+ * requests through `write` as whole frames between the replies, and the client's Response
+ * objects read are routed back to them (see `Session::attach`). At end of input, the server's
+ * requests still waiting are answered `-32094`.
+ *
  * When a write fails (the writer returns false or throws), the peer is taken to be gone:
  * every request in flight is cancelled (handlers that honour their stop token end early;
  * others are waited for), no more messages are handled and no more writes are made. Reading
@@ -54,8 +59,8 @@ using StreamWriter = std::function<bool(std::string_view bytes)>;
  * Threads and lifetimes:
  * - `read` runs on the calling thread. `write` runs there too and, through the session's
  *   completions, on any thread that completes a request (the executor's threads, a thread
- *   answering an `rpc::Responder`, a thread cancelling), also after `Session::handle` has
- *   returned. It is called one frame at a time, under the connection's write lock (that is
+ *   answering an `rpc::Responder`, a thread cancelling, a thread using the session's
+ *   `rpc::Peer`), also after `Session::handle` has returned. It is called one frame at a time, under the connection's write lock (that is
  *   what keeps frames whole), so it must not call into `session`: a completion it caused
  *   would wait for that lock. Nothing else of the caller's runs under a lock of this function.
  * - This returns (or throws) only after every completion of the messages it handed in has

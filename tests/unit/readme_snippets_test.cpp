@@ -54,6 +54,37 @@ TEST_SUITE("readme") {
     CHECK(sent[0] == R"([{"jsonrpc":"2.0","id":1,"result":2}])");
   }
 
+  TEST_CASE("snippet: two-way sessions") {
+    rpc::Router router;
+    // snippet:begin peer
+    router.add("client_roots", [](rpc::Context& ctx, rpc::Responder done) {
+      ctx.peer().notify("notifications/message", rpc::named("level", "info", "data", "asking"));
+      ctx.peer().request("roots/list", rpc::json("{}"), [done](rpc::Reply reply) {
+        if (reply.ok()) {
+          done.resolve(reply.result());  // the client's answer, as it sent it
+        } else {
+          done.reject(*reply.error());
+        }
+      });
+    });
+    // snippet:end
+    std::vector<std::string> to_client;
+    rpc::Session session{router};
+    session.attach([&](std::string message) {
+      to_client.push_back(std::move(message));
+      return true;
+    });
+    std::optional<std::string> reply;
+    session.handle(R"({"jsonrpc":"2.0","method":"client_roots","id":1})",
+                   [&](std::optional<std::string_view> r) { reply.emplace(r.value_or("none")); });
+    CHECK(to_client == std::vector<std::string>{
+                           R"({"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"asking"}})",
+                           R"({"jsonrpc":"2.0","id":"srv-1","method":"roots/list","params":{}})"});
+    CHECK_FALSE(reply);
+    CHECK(session.handle(R"({"jsonrpc":"2.0","id":"srv-1","result":{"roots":[]}})") == std::nullopt);
+    CHECK(reply == R"({"jsonrpc":"2.0","id":1,"result":{"roots":[]}})");
+  }
+
   TEST_CASE("snippet: capability gating") {
     rpc::Router router;
     // snippet:begin gating

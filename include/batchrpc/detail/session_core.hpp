@@ -30,6 +30,7 @@
 #include "../router.hpp"
 #include "../session.hpp"
 #include "checks.hpp"
+#include "peer_channel.hpp"
 #include "session_member.hpp"
 #include "task_gate.hpp"
 
@@ -65,10 +66,10 @@ class SessionCore {
  public:
   SessionCore(Session& owner_session, const Router& routes, SessionOptions options)
       : owner(owner_session), router(routes), executor(options.executor),
-        capabilities(std::move(options.capabilities)) {
+        capabilities(sorted_set(std::move(options.capabilities))),
+        unmatched_response(std::move(options.unmatched_response)),
+        peer(std::make_shared<PeerChannel>(routes.options().limits.max_response_bytes)) {
     if (executor != nullptr) executor_alive = ExecutorAccess::alive(*executor);
-    std::sort(capabilities.begin(), capabilities.end());
-    capabilities.erase(std::unique(capabilities.begin(), capabilities.end()), capabilities.end());
   }
 
   // True when the session's executor has been destroyed (a lifetime bug the session survives).
@@ -191,7 +192,18 @@ class SessionCore {
   const Router& router;
   Executor* executor;
   std::shared_ptr<const std::atomic<bool>> executor_alive;  // null without an executor
-  std::vector<std::string> capabilities;
+  // Replaced whole by grant and revoke, so a reader holds a set that no one changes.
+  using Capabilities = std::shared_ptr<const std::vector<std::string>>;
+  std::atomic<Capabilities> capabilities;
+  std::mutex capabilities_change;  // one grant or revoke at a time
+
+  static Capabilities sorted_set(std::vector<std::string> names) {
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    return std::make_shared<const std::vector<std::string>>(std::move(names));
+  }
+  std::function<void(const RequestId&)> unmatched_response;
+  const std::shared_ptr<PeerChannel> peer;  // the way to the client, shared with Peer handles
   const std::shared_ptr<TaskGate> gate = std::make_shared<TaskGate>();  // shared with executor tasks
 
  private:

@@ -379,6 +379,10 @@ class Job {
     // executor's queue, which order these stores before them.
     m.cancel_asked.store(false, std::memory_order_relaxed);
     m.phase.store(Member::queued, std::memory_order_relaxed);
+    if (parsed.is_response) {  // the client's answer to a request of ours: never answered
+      take_response(parsed);
+      return false;
+    }
     if (parsed.invalid != nullptr) {
       write_error(m.text, ws.writer, null_id, ErrorCode::invalid_request, ReasonData{parsed.invalid});
       return false;
@@ -398,6 +402,18 @@ class Job {
     }
     m.method = method;
     return true;
+  }
+
+  // Routes a Response from the client to the server's request it answers (its reply handler
+  // runs here), or reports it as unmatched.
+  void take_response(const ParsedRequest& parsed) {
+    const RequestId& id = parsed.request.id;
+    if (core_.peer->answer(id, *parsed.answer, parsed.answer_is_error)) return;
+    if (!core_.unmatched_response) return;
+    try {
+      core_.unmatched_response(id);
+    } catch (...) {
+    }
   }
 
   // Enrols the members a cancel can reach, all under one lock (SessionCore::enroll). Left out,

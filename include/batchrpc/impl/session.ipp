@@ -237,6 +237,8 @@ BATCHRPC_DECL Session::~Session() {
   BATCHRPC_CHECK(detail::running_handler_of != core_.get(),
                  "a session was destroyed from one of its own handlers or completions: it would "
                  "wait for that handler or completion, that is for itself");
+  // First, so that handlers waiting on their client's answers are told it will not come.
+  core_->peer->detach(true);
   core_->close();
 }
 
@@ -275,11 +277,27 @@ BATCHRPC_DECL std::optional<std::string> Session::handle_and_wait(std::string_vi
 }
 
 BATCHRPC_DECL bool Session::granted(std::string_view capability) const {
-  return std::binary_search(core_->capabilities.begin(), core_->capabilities.end(), capability);
+  const detail::SessionCore::Capabilities granted = core_->capabilities.load();
+  return std::binary_search(granted->begin(), granted->end(), capability);
 }
 
-BATCHRPC_DECL const std::vector<std::string>& Session::capabilities() const {
-  return core_->capabilities;
+BATCHRPC_DECL std::vector<std::string> Session::capabilities() const { return *core_->capabilities.load(); }
+
+BATCHRPC_DECL void Session::grant(std::string_view capability) {
+  std::lock_guard lock(core_->capabilities_change);
+  std::vector<std::string> names = *core_->capabilities.load();
+  names.emplace_back(capability);
+  core_->capabilities.store(detail::SessionCore::sorted_set(std::move(names)));
+}
+
+BATCHRPC_DECL bool Session::revoke(std::string_view capability) {
+  std::lock_guard lock(core_->capabilities_change);
+  std::vector<std::string> names = *core_->capabilities.load();
+  const auto found = std::find(names.begin(), names.end(), capability);
+  if (found == names.end()) return false;
+  names.erase(found);
+  core_->capabilities.store(std::make_shared<const std::vector<std::string>>(std::move(names)));
+  return true;
 }
 
 BATCHRPC_DECL const Router& Session::router() const { return core_->router; }
@@ -296,5 +314,11 @@ BATCHRPC_DECL std::size_t Session::cancel_all() { return core_->cancel(nullptr);
 BATCHRPC_DECL void Session::drain() { core_->wait_idle(); }
 
 BATCHRPC_DECL std::size_t Session::in_flight() const { return core_->in_flight(); }
+
+BATCHRPC_DECL Peer Session::peer() const { return detail::PeerAccess::make(core_->peer); }
+
+BATCHRPC_DECL void Session::attach(Outbound send) { core_->peer->attach(std::move(send)); }
+
+BATCHRPC_DECL void Session::detach() { core_->peer->detach(); }
 
 }  // namespace rpc

@@ -57,17 +57,18 @@ class StreamConnection final : public FrameSink {
     return write_error_;
   }
 
-  // Writes one reply with its framing, whole. Called on the reading thread and, through
-  // completions, on any thread that completes a request; the lock keeps each frame whole on
-  // the stream, so the writer (user code) runs under it by design.
-  void send(std::string_view reply) {
+  // Writes one message (a reply, or the server's own) with its framing, whole; false when the
+  // peer is gone. Called on the reading thread and, through completions and rpc::Peer, on
+  // any thread; the lock keeps each frame whole on the stream, so the writer (user code) runs
+  // under it by design.
+  bool send(std::string_view message) {
     {
       std::lock_guard lock(write_mutex_);
-      if (peer_gone_.load()) return;
+      if (peer_gone_.load()) return false;
       try {
         frame_.clear();
-        append_frame(frame_, framer_.framing(), reply);
-        if (write_(frame_)) return;
+        append_frame(frame_, framer_.framing(), message);
+        if (write_(frame_)) return true;
       } catch (...) {  // a reply that cannot go out leaves the peer waiting: the connection ends
         write_error_ = std::current_exception();
       }
@@ -76,6 +77,7 @@ class StreamConnection final : public FrameSink {
     // Nobody will read the replies: handlers that honour their stop token end early. Outside
     // the lock, since cancelling answers queued requests at once, through send().
     session_.cancel_all();
+    return false;
   }
 
  private:
@@ -199,6 +201,8 @@ inline bool is_socket(int fd) {
 BATCHRPC_DECL void serve_stream(Session& session, const StreamReader& read,
                                 const StreamWriter& write, StreamOptions options) {
   detail::StreamConnection connection(session, write, options);
+  // The server's own messages go out as whole frames between the replies.
+  session.attach([&connection](std::string message) { return connection.send(message); });
   std::exception_ptr failure;
   try {
     char chunk[1 << 16];
@@ -216,6 +220,10 @@ BATCHRPC_DECL void serve_stream(Session& session, const StreamReader& read,
   } catch (...) {  // the reader, the session or a reply's framing: the connection ends
     failure = std::current_exception();
   }
+  // No more input, so no answer from the client: the server's requests still waiting are
+  // answered now (their handlers may then reply), and nothing more is sent through
+  // `connection` once detach() has returned.
+  session.detach();
   // Completions refer to `connection`, so none may run after we return, whatever ended the
   // loop. A failed write cancels what was in flight then, but a message handed in after that
   // (between the reading thread's last look and the cancel) is cancelled here: the flag is

@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: MIT
+// Non-template bodies of peer.hpp and detail/peer_channel.hpp: the server's own messages to
+// its client, and the client's answers routed back by id.
+#pragma once
+
+#include <charconv>
+#include <exception>
+#include <future>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "../detail/params_text.hpp"
+#include "../detail/peer_channel.hpp"
+#include "../detail/peer_timer.hpp"
+#include "../detail/utf8.hpp"
+#include "../peer.hpp"
+
+namespace rpc::inline BATCHRPC_ABI::detail {
+
+inline constexpr std::string_view kPeerIdPrefix = "srv-";
+
+// The server's message: a request when `id` is given, else a notification.
+inline std::string peer_message(std::string_view method, const Json& params, std::string_view id) {
+  if (!is_valid_utf8(method)) throw std::invalid_argument("batchrpc: the method name is not valid UTF-8");
+  std::string_view structured;
+  if (!params.empty()) {
+    structured = structured_text(params);
+    if (structured.empty()) {
+      throw std::invalid_argument("batchrpc: params must be an array or an object (JSON-RPC 2.0 section 4.2), not " +
+                                  std::string(params.text()));
+    }
+  }
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  writer.StartObject();
+  writer.Key("jsonrpc");
+  writer.String("2.0");
+  if (!id.empty()) {
+    writer.Key("id");
+    writer.String(id.data(), static_cast<rapidjson::SizeType>(id.size()));
+  }
+  writer.Key("method");
+  writer.String(method.data(), static_cast<rapidjson::SizeType>(method.size()));
+  if (!structured.empty()) {
+    writer.Key("params");
+    writer.RawValue(structured.data(), structured.size(),
+                    structured.front() == '[' ? rapidjson::kArrayType : rapidjson::kObjectType);
+  }
+  writer.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+// The number in an id of ours (`srv-N`); 0 for any other id.
+inline std::uint64_t peer_id_number(const RequestId& id) {
+  if (id.kind != RequestId::Kind::string || !id.text.starts_with(kPeerIdPrefix)) return 0;
+  const std::string_view digits = id.text.substr(kPeerIdPrefix.size());
+  std::uint64_t n = 0;
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  if (error != std::errc() || end != digits.data() + digits.size() || digits.front() == '0') return 0;
+  return n;
+}
+
+// The client's error object as an rpc::Error; a malformed one is reported as such.
+inline Error client_error(const Value& e) {
+  if (e.IsObject()) {
+    const auto code = e.FindMember("code");
+    const auto message = e.FindMember("message");
+    if (code != e.MemberEnd() && code->value.IsInt() && message != e.MemberEnd() && message->value.IsString()) {
+      const auto data = e.FindMember("data");
+      return Error(code->value.GetInt(), std::string(message->value.GetString(), message->value.GetStringLength()),
+                   data == e.MemberEnd() ? Json() : to_json(data->value));
+    }
+  }
+  return Error(ErrorCode::internal_error,
+               "the client answered with a malformed error object (it needs an integer \"code\" and a string \"message\")",
+               to_json(e));
+}
+
+// Runs a reply handler; what it throws is dropped (it may run on a transport's thread).
+inline void deliver(ReplyHandler& done, Reply reply) noexcept {
+  try {
+    done(std::move(reply));
+  } catch (...) {
+  }
+}
+
+inline Reply unavailable_reply(const char* why) { return Reply(Error(ErrorCode::client_unavailable, why)); }
+
+BATCHRPC_DECL void PeerChannel::attach(Outbound send) {
+  auto shared = std::make_shared<const Outbound>(std::move(send));
+  std::lock_guard lock(mutex_);
+  if (!ended_) writer_ = std::move(shared);
+}
+
+BATCHRPC_DECL PeerTimer& PeerTimer::instance() {
+  static PeerTimer timer;
+  return timer;
+}
+
+BATCHRPC_DECL void PeerTimer::run(std::stop_token stop) {
+  std::unique_lock lock(mutex_);
+  while (!stop.stop_requested()) {
+    if (due_.empty()) {
+      wake_.wait(lock, stop, [this] { return !due_.empty(); });
+      continue;
+    }
+    const Clock::time_point next = due_.begin()->first;
+    if (Clock::now() < next) {
+      wake_.wait_until(lock, stop, next, [&] { return !due_.empty() && due_.begin()->first < next; });
+      continue;
+    }
+    std::vector<Entry> expired;
+    const auto end = due_.upper_bound(Clock::now());
+    for (auto it = due_.begin(); it != end; ++it) expired.push_back(std::move(it->second));
+    due_.erase(due_.begin(), end);
+    lock.unlock();
+    for (Entry& entry : expired) {
+      if (const std::shared_ptr<PeerChannel> channel = entry.channel.lock()) channel->expire(entry.n);
+    }
+    expired.clear();  // the last reference to a channel may go here, outside the lock
+    lock.lock();
+  }
+}
+
+BATCHRPC_DECL void PeerChannel::detach(bool forever) {
+  std::unordered_map<std::uint64_t, Waiting> waiting;
+  std::shared_ptr<const Outbound> writer;  // released outside the locks
+  {
+    const std::unique_lock no_calls(calling_);  // waits for the writer's calls to return
+    std::lock_guard lock(mutex_);
+    if (forever) ended_ = true;
+    writer = std::move(writer_);
+    waiting.swap(waiting_);
+  }
+  for (auto& [n, entry] : waiting) {
+    if (entry.due != PeerTimer::Clock::time_point{}) PeerTimer::instance().remove(entry.due, this, n);
+    deliver(entry.done, unavailable_reply("the connection to the client ended before it answered"));
+  }
+}
+
+BATCHRPC_DECL bool PeerChannel::connected() {
+  std::lock_guard lock(mutex_);
+  return writer_ != nullptr;
+}
+
+BATCHRPC_DECL std::shared_ptr<const Outbound> PeerChannel::writer() {
+  std::lock_guard lock(mutex_);
+  return writer_;
+}
+
+BATCHRPC_DECL bool PeerChannel::send(std::string message) {
+  if (message.size() > max_bytes_) return false;
+  const std::shared_lock calling(calling_);
+  const std::shared_ptr<const Outbound> write = writer();
+  if (write == nullptr) return false;
+  try {
+    return (*write)(std::move(message));
+  } catch (...) {
+    return false;  // the transport's writer failed: as if the connection were gone
+  }
+}
+
+BATCHRPC_DECL ReplyHandler PeerChannel::take(std::uint64_t n) {
+  Waiting entry;
+  {
+    std::lock_guard lock(mutex_);
+    const auto found = waiting_.find(n);
+    if (found == waiting_.end()) return {};
+    entry = std::move(found->second);
+    waiting_.erase(found);
+  }
+  if (entry.due != PeerTimer::Clock::time_point{}) PeerTimer::instance().remove(entry.due, this, n);
+  return std::move(entry.done);
+}
+
+BATCHRPC_DECL void PeerChannel::expire(std::uint64_t n) {
+  ReplyHandler done;
+  {
+    std::lock_guard lock(mutex_);
+    const auto found = waiting_.find(n);
+    if (found == waiting_.end()) return;  // answered meanwhile
+    done = std::move(found->second.done);
+    waiting_.erase(found);
+  }
+  deliver(done, Reply(Error(ErrorCode::client_timeout, "the client did not answer in time")));
+}
+
+BATCHRPC_DECL bool PeerChannel::notify(std::string_view method, const Json& params) {
+  return send(peer_message(method, params, {}));
+}
+
+BATCHRPC_DECL std::string PeerChannel::request(std::string_view method, const Json& params, ReplyHandler done,
+                                               const PeerRequestOptions& options,
+                                               const std::shared_ptr<PeerChannel>& self) {
+  std::uint64_t n = 0;
+  {
+    std::lock_guard lock(mutex_);
+    n = ++last_id_;
+  }
+  std::string id = std::string(kPeerIdPrefix) + std::to_string(n);
+  std::string message = peer_message(method, params, id);  // throws before anything is kept
+  const bool fits = message.size() <= max_bytes_;
+  bool kept = false;
+  const auto due = options.timeout > std::chrono::milliseconds::zero()
+                       ? PeerTimer::Clock::now() + options.timeout
+                       : PeerTimer::Clock::time_point{};
+  if (fits) {
+    // Kept before it is sent: the answer may come before the writer returns.
+    std::lock_guard lock(mutex_);
+    if (writer_ != nullptr) kept = waiting_.emplace(n, Waiting{std::move(done), due}).second;
+  }
+  // Timed from here; an answer that comes first removes it from the timer.
+  if (kept && due != PeerTimer::Clock::time_point{}) PeerTimer::instance().add(due, self, n);
+  if (!fits) {
+    deliver(done, Reply(Error(ErrorCode::response_too_large, "the request is larger than Limits::max_response_bytes")));
+  } else if (!kept) {
+    deliver(done, unavailable_reply("the session has no connection to its client"));
+  } else if (!send(std::move(message))) {
+    if (ReplyHandler taken = take(n)) deliver(taken, unavailable_reply("the request could not be sent to the client"));
+  }
+  return id;
+}
+
+BATCHRPC_DECL bool PeerChannel::cancel(std::string_view id) {
+  ReplyHandler done = take(peer_id_number(RequestId{RequestId::Kind::string, id}));
+  if (!done) return false;
+  deliver(done, Reply(Error(ErrorCode::request_cancelled)));
+  return true;
+}
+
+BATCHRPC_DECL std::size_t PeerChannel::waiting() {
+  std::lock_guard lock(mutex_);
+  return waiting_.size();
+}
+
+BATCHRPC_DECL bool PeerChannel::answer(const RequestId& id, const Value& value, bool is_error) {
+  const std::uint64_t n = peer_id_number(id);
+  if (n == 0) return false;
+  ReplyHandler done = take(n);
+  if (!done) return false;
+  deliver(done, is_error ? Reply(client_error(value)) : Reply(to_json(value)));
+  return true;
+}
+
+}  // namespace rpc::detail
+
+namespace rpc::inline BATCHRPC_ABI {
+
+BATCHRPC_DECL bool Peer::connected() const { return channel_ != nullptr && channel_->connected(); }
+
+BATCHRPC_DECL bool Peer::notify(std::string_view method, const Json& params) const {
+  if (channel_ == nullptr) {
+    (void)detail::peer_message(method, params, {});  // the same checks, the same exceptions
+    return false;
+  }
+  return channel_->notify(method, params);
+}
+
+BATCHRPC_DECL std::string Peer::request(std::string_view method, const Json& params, ReplyHandler done,
+                                        PeerRequestOptions options) const {
+  if (channel_ == nullptr) {
+    (void)detail::peer_message(method, params, "srv-0");
+    detail::deliver(done, detail::unavailable_reply("this Peer has no client"));
+    return {};
+  }
+  return channel_->request(method, params, std::move(done), options, channel_);
+}
+
+BATCHRPC_DECL std::future<Reply> Peer::request(std::string_view method, const Json& params,
+                                               PeerRequestOptions options) const {
+  auto promise = std::make_shared<std::promise<Reply>>();
+  std::future<Reply> future = promise->get_future();
+  request(method, params, [promise](Reply reply) { promise->set_value(std::move(reply)); }, options);
+  return future;
+}
+
+BATCHRPC_DECL bool Peer::cancel(std::string_view id) const { return channel_ != nullptr && channel_->cancel(id); }
+
+BATCHRPC_DECL std::size_t Peer::waiting() const { return channel_ == nullptr ? 0 : channel_->waiting(); }
+
+}  // namespace rpc
