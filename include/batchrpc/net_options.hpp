@@ -5,11 +5,18 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "config.hpp"
 #include "executor.hpp"
+
+namespace rpc::inline BATCHRPC_ABI {
+class Session;
+}
 
 namespace rpc::inline BATCHRPC_ABI::net {
 
@@ -24,10 +31,47 @@ enum class Protocol {
   content_length,
 };
 
+/// What a server knows of a connection when one of its sessions starts (`ServerOptions::on_session`).
+struct ConnectionInfo {
+  /// What the listener speaks.
+  Protocol protocol = Protocol::http;
+  /// True for a WebSocket (upgraded from HTTP).
+  bool websocket = false;
+  /// True when the connection is TLS.
+  bool tls = false;
+  /// The client's address: `"127.0.0.1:54321"`, `"[::1]:54321"`, or for a Unix socket its path
+  /// (usually empty).
+  std::string peer;
+  /// HTTP and WebSocket: the headers of the request that started the session, as sent.
+  std::vector<std::pair<std::string, std::string>> headers;
+
+  /// The first header named `name` (case-insensitive), or an empty view.
+  [[nodiscard]] std::string_view header(std::string_view name) const {
+    const auto same = [](std::string_view a, std::string_view b) {
+      if (a.size() != b.size()) return false;
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+        if (lower(a[i]) != lower(b[i])) return false;
+      }
+      return true;
+    };
+    for (const auto& [key, value] : headers) {
+      if (same(key, name)) return value;
+    }
+    return {};
+  }
+};
+
 /// Settings of a `net::Server`. Every defence has a default; each is a plain field to change.
 struct ServerOptions {
   /// Capabilities granted to every connection's session.
   std::vector<std::string> capabilities{};
+  /// Called as each session starts, to decide from its connection (peer address, headers)
+  /// what it is granted beyond `capabilities`, with `Session::grant` and `Session::revoke`: a
+  /// stream's as it connects, a WebSocket's at its upgrade, an HTTP connection's own session
+  /// at the request that makes it. Runs on an I/O thread: keep it short. If it throws, the
+  /// connection is refused: HTTP `403`, WebSocket close `1008`, a stream closed.
+  std::function<void(const ConnectionInfo& connection, Session& session)> on_session{};
   /// Where handlers run. nullptr: a pool of the server's own with `handler_threads` threads.
   /// Never the I/O threads, except for methods registered `inline_only` (cheap ones, such as
   /// `ping`). It must outlive the server.

@@ -118,7 +118,12 @@ class HttpClient {
 // One WebSocket connection, handshake done.
 class WsClient {
  public:
-  WsClient(asio::io_context& io, int port) : ws_(connect_tcp(io, port)) {
+  // `header`: one more header for the upgrade request, when not empty.
+  WsClient(asio::io_context& io, int port, std::pair<std::string, std::string> header = {}) : ws_(connect_tcp(io, port)) {
+    if (!header.first.empty()) {
+      ws_.set_option(websocket::stream_base::decorator(
+          [header](websocket::request_type& request) { request.set(header.first, header.second); }));
+    }
     ws_.handshake("127.0.0.1", "/");
     ws_.text(true);
   }

@@ -18,6 +18,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -95,6 +96,18 @@ struct Fixture {
       big_calls.fetch_add(1);
       return std::string(100'000, 'x');
     });
+    // Asks the client for `method` (after a notification) and answers with what it said.
+    router.add("ask_client", [this](std::string method, rpc::Context& ctx, rpc::Responder done) {
+      ctx.peer().notify("notifications/message", rpc::named("level", "info", "data", "asking"));
+      ctx.peer().request(method, rpc::json("{}"), [this, done](rpc::Reply reply) {
+        if (reply.ok()) {
+          done.resolve(reply.result());
+        } else {
+          if (reply.error()->code() == static_cast<int>(rpc::ErrorCode::client_unavailable)) ++client_gone;
+          done.reject(*reply.error());
+        }
+      });
+    }, rpc::names("method"));
     if (options.handler_threads == 0) options.handler_threads = 4;
     server.emplace(router, std::move(options));
   }
@@ -108,6 +121,7 @@ struct Fixture {
 
   Gate gate;
   std::atomic<int> big_calls{0};
+  std::atomic<int> client_gone{0};  // ask_client calls whose client went before answering
   rpc::Router router;
   std::optional<rpc::net::Server> server;
   bool started = false;
@@ -452,6 +466,119 @@ TEST_SUITE("net: WebSocket") {
     large.send(std::string(2000, ' '));
     CHECK_FALSE(large.receive());
     CHECK(large.close_code() == 1009);
+  }
+}
+
+TEST_SUITE("net: two-way") {
+  // The server's own notification and request go out on the client's connection, whole and in
+  // order; the client's Response comes back on it and completes the handler's answer.
+  template <class Client>
+  void ask_and_answer(Client& client) {
+    client.send(call("ask_client", R"(["roots/list"])", "1"));
+    CHECK(client.receive() == R"({"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"asking"}})");
+    CHECK(client.receive() == R"({"jsonrpc":"2.0","id":"srv-1","method":"roots/list","params":{}})");
+    CHECK(client.call(call("add", "[1,2]", "2")) == result("2", "3"));  // served meanwhile
+    client.send(R"({"jsonrpc":"2.0","id":"srv-1","result":{"roots":[]}})");
+    CHECK(client.receive() == result("1", R"({"roots":[]})"));
+  }
+
+  TEST_CASE("WebSocket and both stream framings carry the server's messages and the client's answers") {
+    Fixture f;
+    SUBCASE("WebSocket") {
+      WsClient ws(f.io, f.listen());
+      ask_and_answer(ws);
+    }
+    SUBCASE("lines") {
+      StreamClient client(netclient::connect_tcp(f.io, f.listen(rpc::net::Protocol::lines)), false);
+      ask_and_answer(client);
+    }
+    SUBCASE("Content-Length") {
+      StreamClient client(netclient::connect_tcp(f.io, f.listen(rpc::net::Protocol::content_length)), true);
+      ask_and_answer(client);
+    }
+  }
+
+  TEST_CASE("a client that leaves with the server's request unanswered: the handler hears -32094") {
+    Fixture f;
+    SUBCASE("WebSocket") {
+      WsClient ws(f.io, f.listen());
+      ws.send(call("ask_client", R"(["roots/list"])", "1"));
+      CHECK(ws.receive());
+      CHECK(ws.receive() == R"({"jsonrpc":"2.0","id":"srv-1","method":"roots/list","params":{}})");
+    }
+    SUBCASE("lines") {
+      StreamClient client(netclient::connect_tcp(f.io, f.listen(rpc::net::Protocol::lines)), false);
+      client.send(call("ask_client", R"(["roots/list"])", "1"));
+      CHECK(client.receive());
+      CHECK(client.receive() == R"({"jsonrpc":"2.0","id":"srv-1","method":"roots/list","params":{}})");
+    }
+    const auto start = Clock::now();
+    while (f.client_gone.load() == 0 && Clock::now() - start < 5s) std::this_thread::sleep_for(1ms);
+    CHECK(f.client_gone.load() == 1);
+  }
+
+  TEST_CASE("over HTTP POST there is no way to the client: a request to it fails at once") {
+    Fixture f;
+    HttpClient client(f.io, f.listen());
+    const auto reply = client.call(call("ask_client", R"(["roots/list"])", "1"));
+    REQUIRE(reply);
+    CHECK(reply->body() == error("1", -32094, "the session has no connection to its client"));
+    CHECK(f.client_gone.load() == 1);
+  }
+}
+
+TEST_SUITE("net: on_session") {
+  // Grants "admin" to a client that shows the token, refuses one that says so, and records
+  // what it was told.
+  struct Gatekeeper {
+    std::mutex mutex;
+    std::vector<std::string> seen;  // "<websocket> <peer is loopback> <tls>"
+    rpc::net::ServerOptions options() {
+      return {.on_session = [this](const rpc::net::ConnectionInfo& info, rpc::Session& session) {
+        {
+          std::lock_guard lock(mutex);
+          seen.push_back(std::string(info.websocket ? "ws" : "plain") + (info.peer.rfind("127.0.0.1:", 0) == 0 ? " loopback" : " ?") +
+                         (info.tls ? " tls" : ""));
+        }
+        if (info.header("x-refuse") == "yes") throw std::runtime_error("refused");
+        if (info.header("Authorization") == "Bearer ok" || info.protocol == rpc::net::Protocol::lines) session.grant("admin");
+      }};
+    }
+  };
+
+  TEST_CASE("it decides what each session is granted, from the peer and the headers, or refuses it") {
+    Gatekeeper keeper;
+    Fixture f(keeper.options());
+    f.router.add("secret", [] { return 42; }, {.capability = "admin"});
+    const int lines_port = f.server->listen("127.0.0.1", 0, rpc::net::Protocol::lines);
+    const int port = f.listen();
+    const std::string secret = call("secret", "[]", "1");
+    const std::string refused = error("1", -32601, "Method not found", R"({"capability":"admin"})");
+    HttpClient anonymous(f.io, port);
+    CHECK(anonymous.call(secret)->body() == refused);
+    HttpClient trusted(f.io, port);
+    auto request = netclient::post(secret);
+    request.set("Authorization", "Bearer ok");
+    trusted.send(request);
+    CHECK(trusted.receive()->body() == result("1", "42"));
+    CHECK(trusted.call(secret)->body() == result("1", "42"));  // the connection's session, granted once
+    HttpClient rejected(f.io, port);
+    request.set("X-Refuse", "yes");
+    rejected.send(request);
+    const auto forbidden = rejected.receive();
+    REQUIRE(forbidden);
+    CHECK(forbidden->result_int() == 403);
+    CHECK(rejected.closed_by_server());
+    WsClient ws(f.io, port, {"Authorization", "Bearer ok"});
+    CHECK(ws.call(secret) == result("1", "42"));
+    WsClient ws_rejected(f.io, port, {"X-Refuse", "yes"});
+    CHECK_FALSE(ws_rejected.receive());
+    CHECK(ws_rejected.close_code() == 1008);
+    StreamClient lines(netclient::connect_tcp(f.io, lines_port), false);
+    CHECK(lines.call(secret) == result("1", "42"));
+    std::lock_guard lock(keeper.mutex);
+    CHECK(keeper.seen == std::vector<std::string>{"plain loopback", "plain loopback", "plain loopback", "ws loopback",
+                                                  "ws loopback", "plain loopback"});
   }
 }
 

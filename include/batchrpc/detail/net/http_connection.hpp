@@ -237,6 +237,15 @@ class HttpConnection final : public Connection, public std::enable_shared_from_t
         return;
       }
     } else {
+      if (own_session_ == nullptr) {  // this connection's own session starts
+        own_session_ = std::make_shared<rpc::detail::SessionEntry>(hub_.router, hub_.session_options);
+        ConnectionInfo info = connection_info(socket_, Protocol::http, false);
+        add_headers(info, request);
+        if (!start_session(hub_.options, info, own_session_->session)) {
+          respond(http::status::forbidden, "Refused\n", false);
+          return;
+        }
+      }
       use = hub_.sessions.use_own(own_session_);
     }
     if (use.refused_for_closing()) {

@@ -10,11 +10,13 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include <boost/asio/post.hpp>
 #include <boost/asio/socket_base.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/stream_traits.hpp>
@@ -24,6 +26,7 @@
 #include "../../router.hpp"
 #include "../../session.hpp"
 #include "../session_registry.hpp"
+#include "tls_traits.hpp"
 
 namespace rpc::inline BATCHRPC_ABI::net::detail {
 
@@ -190,6 +193,56 @@ class Hub {
   std::size_t posting_ = 0;  // post_from_handler_thread calls not returned yet
   std::condition_variable posts_done_;
 };
+
+// What on_session is told about a connection (add_headers adds an HTTP request's).
+template <class Stream>
+ConnectionInfo connection_info(Stream& stream, Protocol protocol, bool websocket) {
+  ConnectionInfo info;
+  info.protocol = protocol;
+  info.websocket = websocket;
+  info.tls = is_tls<Stream>::value;
+  boost::system::error_code error;
+  const auto endpoint = boost::beast::get_lowest_layer(stream).remote_endpoint(error);
+  if (!error) {
+    std::ostringstream text;
+    text << endpoint;
+    info.peer = text.str();
+  }
+  return info;
+}
+template <class Fields>
+void add_headers(ConnectionInfo& info, const Fields& fields) {
+  for (const auto& field : fields) info.headers.emplace_back(field.name_string(), field.value());
+}
+
+// Runs options.on_session for a session that starts; false when it threw (refuse the connection).
+inline bool start_session(const ServerOptions& options, const ConnectionInfo& info, Session& session) {
+  if (!options.on_session) return true;
+  try {
+    options.on_session(info, session);
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+// The writer a connection attaches to its session for the server's own messages (rpc::Peer):
+// each message is posted to the connection's strand, where `take` queues it with the replies.
+// It holds the connection weakly (the connection owns the session), and refuses once the
+// connection is gone.
+template <class Conn, class Executor, class Take>
+Outbound outbound_to(Hub& hub, const std::shared_ptr<Conn>& connection, Executor executor, Take take) {
+  return [&hub, weak = std::weak_ptr<Conn>(connection), executor, take](std::string message) {
+    std::shared_ptr<Conn> self = weak.lock();
+    if (self == nullptr) return false;
+    hub.post_from_handler_thread([&] {
+      asio::post(executor, [self = std::move(self), message = std::move(message), take]() mutable {
+        take(*self, std::move(message));
+      });
+    });
+    return true;
+  };
+}
 
 // A timer whose expiry does `on_expiry` unless it was re-armed or disarmed meanwhile (an
 // expiry already queued when it is re-armed is recognised by its generation). Used on the

@@ -42,7 +42,13 @@ class StreamConnection final : public Connection,
         session_(hub.router, hub.session_options) {}
   ~StreamConnection() override { hub_.remove(*this); }
 
-  void start() { read_next(); }
+  void start() {
+    const Protocol protocol = framer_.framing() == Framing::lines ? Protocol::lines : Protocol::content_length;
+    if (!start_session(hub_.options, connection_info(socket_, protocol, false), session_)) return close();
+    session_.attach(outbound_to(hub_, this->shared_from_this(), socket_.get_executor(),
+                                [](StreamConnection& self, std::string message) { self.send(message); }));
+    read_next();
+  }
 
   // A connection past the cap: told why, then closed.
   void refuse() {
@@ -95,6 +101,7 @@ class StreamConnection final : public Connection,
     if (closed_) return;
     if (error) {  // end of input: what is in flight is finished and answered, then closed
       input_ended_ = true;
+      session_.detach();  // the client can no longer answer the server's requests
       framer_.finish(*this);
       close_when_done();
       return;
@@ -205,6 +212,7 @@ class StreamConnection final : public Connection,
     deadline_.disarm();
     write_deadline_.disarm();
     close_socket(socket_);
+    session_.detach();
     if (in_flight_ > 0) cancel();  // nobody will read the replies: handlers may end early
   }
 

@@ -50,6 +50,11 @@ class WebSocketConnection final : public Connection,
   // with 1013 (try again later) instead.
   void start(beast::http::request<beast::http::string_body> upgrade, bool refuse) {
     refusing_ = refuse;
+    if (!refuse) {
+      ConnectionInfo info = connection_info(ws_.next_layer(), Protocol::http, true);
+      add_headers(info, upgrade);
+      policy_refused_ = !start_session(hub_.options, info, session_);
+    }
     ws_.set_option(websocket::stream_base::timeout{
         .handshake_timeout = hub_.options.request_timeout,
         .idle_timeout = hub_.options.idle_timeout,
@@ -76,7 +81,10 @@ class WebSocketConnection final : public Connection,
   void on_accepted(const boost::system::error_code& error) {
     if (error) return close();
     if (refusing_) return close_with(websocket::close_code::try_again_later);
+    if (policy_refused_) return close_with(websocket::close_code::policy_error);  // 1008
     if (hub_.closing()) return close_with(websocket::close_code::going_away);
+    session_.attach(outbound_to(hub_, this->shared_from_this(), ws_.get_executor(),
+                                [](WebSocketConnection& self, std::string message) { self.outbound(std::move(message)); }));
     read_next();
   }
 
@@ -92,6 +100,7 @@ class WebSocketConnection final : public Connection,
     reading_ = false;
     if (error) {  // closed by the peer, a message too large (closed 1009), or the socket failed
       input_ended_ = true;
+      session_.detach();  // the client can no longer answer the server's requests
       if (in_flight_ > 0) cancel();  // nobody will read the replies
       return;
     }
@@ -125,6 +134,14 @@ class WebSocketConnection final : public Connection,
     }
     read_next();
     close_when_done();
+  }
+
+  // A message of the server's own (rpc::Peer), queued with the replies and counted like one.
+  void outbound(std::string message) {
+    if (closing_ || input_ended_) return;
+    queued_.push_back(std::move(message));
+    ++unwritten_;
+    write_next();
   }
 
   void write_next() {
@@ -192,6 +209,7 @@ class WebSocketConnection final : public Connection,
     closing_ = true;
     write_deadline_.disarm();
     close_socket(ws_);
+    session_.detach();
     if (in_flight_ > 0) cancel();
   }
 
@@ -207,6 +225,7 @@ class WebSocketConnection final : public Connection,
   std::size_t in_flight_ = 0;  // handed to the session, not answered yet
   std::size_t unwritten_ = 0;  // handed in, reply not written yet: what max_in_flight bounds
   bool refusing_ = false;
+  bool policy_refused_ = false;  // on_session refused the connection
   bool reading_ = false;
   bool writing_ = false;
   bool input_ended_ = false;
