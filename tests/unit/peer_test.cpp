@@ -66,6 +66,17 @@ struct Fixture {
   }
 };
 
+// A session on Fixture's router, attached to a Wire, that records the ids of unmatched Responses.
+struct Attached {
+  Fixture f;
+  Wire wire;
+  std::vector<std::string> unmatched;
+  rpc::Session session{f.router, {.unmatched_response = [this](const rpc::RequestId& id) {
+                                    unmatched.emplace_back(id.text);
+                                  }}};
+  Attached() { session.attach(wire.writer()); }
+};
+
 }  // namespace
 
 TEST_SUITE("peer: two-way sessions") {
@@ -158,13 +169,9 @@ TEST_SUITE("peer: two-way sessions") {
   }
 
   TEST_CASE("a Response nobody waits for is dropped and reported, never answered") {
-    Fixture f;
-    std::vector<std::string> unmatched;
-    Wire wire;
-    rpc::Session session{f.router, {.unmatched_response = [&](const rpc::RequestId& id) {
-                                      unmatched.emplace_back(id.text);
-                                    }}};
-    session.attach(wire.writer());
+    Attached attached;
+    rpc::Session& session = attached.session;
+    const std::vector<std::string>& unmatched = attached.unmatched;
     const std::string id = session.peer().request("ask", {}, [](rpc::Reply) {});
     CHECK(id == "srv-1");
     CHECK(session.peer().cancel(id));
@@ -223,13 +230,9 @@ TEST_SUITE("peer: two-way sessions") {
 
   TEST_CASE("a request past its timeout is answered -32095, and its late Response is dropped as unmatched") {
     using namespace std::chrono_literals;
-    Fixture f;
-    std::vector<std::string> unmatched;
-    Wire wire;
-    rpc::Session session{f.router, {.unmatched_response = [&](const rpc::RequestId& id) {
-                                      unmatched.emplace_back(id.text);
-                                    }}};
-    session.attach(wire.writer());
+    Attached attached;
+    rpc::Session& session = attached.session;
+    const std::vector<std::string>& unmatched = attached.unmatched;
     auto slow = session.peer().request("slow", {}, {.timeout = 50ms});
     auto fast = session.peer().request("fast", {}, {.timeout = 60s});
     auto patient = session.peer().request("patient");  // no timeout
