@@ -28,7 +28,7 @@ namespace rpc::inline BATCHRPC_ABI {
  *
  * Valid only during the batch handler call; each call's result writer stops at the reply budget
  * as a handler's does (catch its `std::length_error` inside your loop to go on with the other
- * calls: that call is answered `-32003` either way). Thread-safety: the calls of one group may
+ * calls: that call is answered `-32092` either way). Thread-safety: the calls of one group may
  * be answered from several threads as long as each call is written by one at a time.
  */
 class BatchCall {

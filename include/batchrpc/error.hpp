@@ -13,19 +13,24 @@
 namespace rpc::inline BATCHRPC_ABI {
 
 /// Error codes a reply can carry. The JSON-RPC 2.0 ones (§5.1), batchrpc's own server errors
-/// (-32000..-32099, each listed in the README), and `request_cancelled` (as language servers use).
+/// (-32090..-32095, each listed in the README; clear of the codes LSP, MCP and Ethereum nodes
+/// give a meaning), and `request_cancelled` (as language servers use).
 enum class ErrorCode : int {
   parse_error = -32700,         ///< Invalid JSON, trailing garbage, invalid UTF-8.
   invalid_request = -32600,     ///< JSON, but not a valid Request object (or an empty batch).
   method_not_found = -32601,    ///< No such method (or the session lacks its capability).
   invalid_params = -32602,      ///< Params of the wrong shape or type; also an oversized batch.
   internal_error = -32603,      ///< A handler failed unexpectedly.
-  message_too_large = -32001,   ///< The message exceeds `Limits::max_message_bytes`.
-  nesting_too_deep = -32002,    ///< The message nests deeper than `Limits::max_depth`.
-  response_too_large = -32003,  ///< The reply would exceed `Limits::max_response_bytes`.
-  overloaded = -32004,          ///< No room to run the request now (executor, memory); retry later.
-  client_unavailable = -32094,  ///< The session has no channel to its client, or the connection ended before the client answered.
-  client_timeout = -32095,      ///< The client did not answer the server's request in time.
+  message_too_large = -32090,   ///< The message exceeds `Limits::max_message_bytes`.
+  nesting_too_deep = -32091,    ///< The message nests deeper than `Limits::max_depth`.
+  response_too_large = -32092,  ///< The reply would exceed `Limits::max_response_bytes`.
+  overloaded = -32093,          ///< No room to run the request now (executor, memory); retry later.
+  /// The session has no channel to its client, or the connection ended before the client answered.
+  /// Made here for a server's own requests to its client (a handler may pass it on).
+  client_unavailable = -32094,
+  /// The client did not answer the server's request in time. Made here for a server's own
+  /// requests to its client (a handler may pass it on).
+  client_timeout = -32095,
   request_cancelled = -32800,   ///< The request was cancelled before or while it ran.
 };
 
@@ -55,13 +60,14 @@ enum class ErrorCode : int {
  * exception a handler throws is answered `-32603 Internal error` with its text hidden.
  *
  * @code
- * throw rpc::Error{-32001, "Quota exceeded", rpc::json(R"({"retryAfter": 30})")};
+ * throw rpc::Error{-32010, "Quota exceeded", rpc::json(R"({"retryAfter": 30})")};
  * throw rpc::Error{rpc::ErrorCode::invalid_params, "n must be positive"};
  * @endcode
  */
 class Error : public std::runtime_error {
  public:
-  /// An error with an application code (use -32000..-32099 or your own range outside -32768..-32000).
+  /// An error with an application code (use one in -32000..-32099 other than batchrpc's own
+  /// -32090..-32095, or your own range outside -32768..-32000).
   Error(int code, std::string message, Json data = {})
       : std::runtime_error(message), code_(code), message_(std::move(message)), data_(std::move(data)) {}
   /// An error with one of the predefined codes.

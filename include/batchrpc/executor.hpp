@@ -31,15 +31,15 @@ struct ExecutorAccess;
  * What `execute` may do with a task, and what a session makes of it:
  * - run it once, on any thread, soon (or inline, inside `execute`): the normal case;
  * - throw (a bounded queue that is full): the task is not run, and the requests it carried are
- *   answered `-32004 Server overloaded` (`data.reason` "the executor refused the task"); the
+ *   answered `-32093 Server overloaded` (`data.reason` "the executor refused the task"); the
  *   exception goes to `RouterOptions::on_exception`;
  * - destroy it without running it (a pool shut down with tasks queued): those requests are
- *   answered `-32004` ("the executor dropped the task") when the last copy goes.
+ *   answered `-32093` ("the executor dropped the task") when the last copy goes.
  * A copy of a task that runs after another copy ran does nothing.
  *
  * Lifetime: an executor must outlive the sessions that use it. Where that is broken in the
  * simplest way (the executor destroyed, then a message handed to its session), the session
- * notices and answers `-32004` ("the executor is gone") instead of using it; destroying an
+ * notices and answers `-32093` ("the executor is gone") instead of using it; destroying an
  * executor while a session hands it a task is still undefined behaviour.
  */
 class Executor {

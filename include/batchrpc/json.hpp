@@ -25,7 +25,7 @@ using Value = rapidjson::Value;
  * receive one parameter as text. An empty `Json` means "no value".
  *
  * @code
- * throw rpc::Error{-32001, "Quota exceeded", rpc::json(R"({"retryAfter": 30})")};
+ * throw rpc::Error{-32010, "Quota exceeded", rpc::json(R"({"retryAfter": 30})")};
  * @endcode
  */
 class Json {

@@ -15,11 +15,11 @@ namespace rpc::inline BATCHRPC_ABI {
  * | limit                | default  | when exceeded                                            |
  * |----------------------|----------|----------------------------------------------------------|
  * | `max_batch`          | 1000     | whole batch rejected: one `-32602`, `data: {"max": N}`   |
- * | `max_message_bytes`  | 16 MiB   | one `-32001 Message too large`, nothing parsed           |
- * | `max_depth`          | 128      | one `-32002 Nesting too deep`, parsing stops there       |
- * | `max_response_bytes` | 64 MiB   | each response that would not fit: `-32003` in its place  |
- * | `max_parse_ratio`    | 8        | one `-32001 Message too large`, `data.reason`, `budget`  |
- * | `max_inflight_bytes` | 512 MiB  | sessions: `-32004 Server overloaded`, not parsed         |
+ * | `max_message_bytes`  | 16 MiB   | one `-32090 Message too large`, nothing parsed           |
+ * | `max_depth`          | 128      | one `-32091 Nesting too deep`, parsing stops there       |
+ * | `max_response_bytes` | 64 MiB   | each response that would not fit: `-32092` in its place  |
+ * | `max_parse_ratio`    | 8        | one `-32090 Message too large`, `data.reason`, `budget`  |
+ * | `max_inflight_bytes` | 512 MiB  | sessions: `-32093 Server overloaded`, not parsed         |
  *
  * Use `Limits::unlimited` to switch one off.
  */
@@ -33,7 +33,7 @@ struct Limits {
   std::size_t max_message_bytes = std::size_t{16} << 20;
   /// Deepest nesting of arrays and objects (the top-level batch array counts as one level).
   std::size_t max_depth = 128;
-  /// Most bytes one reply may have; responses that would go past it are replaced by `-32003`.
+  /// Most bytes one reply may have; responses that would go past it are replaced by `-32092`.
   /// A result stops being written (and takes no more memory) as soon as it passes this.
   std::size_t max_response_bytes = std::size_t{64} << 20;
   /// Most memory the parsed form of a message may take, as a multiple of the message's size
@@ -44,7 +44,7 @@ struct Limits {
   /// Most bytes the messages that a router's sessions are handling at once may hold together;
   /// each counts `max_parse_ratio + 2` times its size (itself, a copy, its parsed form) from
   /// the moment it is handed in until its reply is sent. A message that does not fit is
-  /// answered `-32004 Server overloaded` without being parsed. `Router::handle` (the trusted
+  /// answered `-32093 Server overloaded` without being parsed. `Router::handle` (the trusted
   /// in-process path) is not counted.
   std::size_t max_inflight_bytes = std::size_t{512} << 20;
 

@@ -55,7 +55,7 @@ class ServerCore;
  * Defences (ServerOptions): a request must be whole within `request_timeout` once begun; an
  * idle connection is closed after `idle_timeout`; a client that does not take its replies
  * within `write_timeout` is closed; past `max_connections` new connections are refused (HTTP
- * `503` with `Retry-After`, WebSocket close `1013`, a stream one `-32004` error); a connection
+ * `503` with `Retry-After`, WebSocket close `1013`, a stream one `-32093` error); a connection
  * with `max_in_flight` requests in flight is not read until replies go out.
  *
  * Shutdown (`shutdown()`, or the destructor): listeners close; each connection stops reading

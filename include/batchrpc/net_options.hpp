@@ -91,7 +91,7 @@ struct ServerOptions {
   /// A reply must be taken by the client within this (a client that stops reading is closed).
   std::chrono::milliseconds write_timeout{30'000};
   /// Connections served at once. Past it, a new connection is refused: HTTP `503` with
-  /// `Retry-After`, WebSocket close `1013`, a stream one `-32004` error, then closed.
+  /// `Retry-After`, WebSocket close `1013`, a stream one `-32093` error, then closed.
   std::size_t max_connections = 10'000;
   /// Requests a connection may have in flight (HTTP: answered or not, in pipelining order).
   /// At the cap, the connection is not read until replies go out: backpressure, no queue.

@@ -57,7 +57,7 @@ class Responder {
   }
 
   /// Answers with the value `write(out)` writes (exactly one value). A result larger than the
-  /// reply budget answers `-32003`. @returns as `resolve`.
+  /// reply budget answers `-32092`. @returns as `resolve`.
   template <class F>
   bool resolve_with(F&& write) const {
     detail::Deferred* slot = claim();

@@ -28,7 +28,7 @@ using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
 struct WriterAccess;
 
 // Thrown by a writer asked to write past the reply budget (`Limits::max_response_bytes`); the
-// request is then answered -32003, whatever the handler does with the exception.
+// request is then answered -32092, whatever the handler does with the exception.
 class ResponseTooLarge : public std::length_error {
  public:
   ResponseTooLarge() : std::length_error("batchrpc: the result is larger than the reply budget") {}
@@ -46,7 +46,7 @@ class ResponseTooLarge : public std::length_error {
  *
  * Writing stops as soon as the result passes the reply budget (`Limits::max_response_bytes`):
  * the next call throws an exception derived from `std::length_error`, and so does every call
- * after it, and the request is answered `-32003` even if the handler catches it. A result
+ * after it, and the request is answered `-32092` even if the handler catches it. A result
  * therefore never takes much more memory than the budget, however much a handler tries to
  * write.
  *

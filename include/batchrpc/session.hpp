@@ -58,7 +58,7 @@ using Completion = std::function<void(std::optional<std::string_view> reply)>;
  * member: the caller of `handle`, an executor thread, or a thread that answers a `Responder`.
  *
  * Lifetime: the router and the executor must outlive the session (a session whose executor has
- * been destroyed answers `-32004` instead of using it). Destruction cancels what is in flight
+ * been destroyed answers `-32093` instead of using it). Destruction cancels what is in flight
  * (requests not started yet are answered `-32800`, notifications not started yet are dropped),
  * answers `-32800` for requests still waiting on a `Responder`, a tool's inside `tools/call`
  * included (their Responders then refuse their answers quietly), waits for the handlers still
@@ -89,7 +89,7 @@ class Session {
    * exactly once, when the last member has completed, with the whole reply in request order.
    * With no executor and no `rpc::Responder` handlers, `done` is called before this returns.
    * Never throws into the caller for bad input; a message past `Limits::max_inflight_bytes`
-   * is answered `-32004` unparsed. An exception thrown by `done` is swallowed (it may run on
+   * is answered `-32093` unparsed. An exception thrown by `done` is swallowed (it may run on
    * an executor or Responder thread with nobody to tell): handle your own failures inside it.
    */
   BATCHRPC_DECL void handle(std::string_view message, Completion done);

@@ -20,7 +20,7 @@ struct StreamOptions {
   /// How messages are delimited.
   Framing framing = Framing::lines;
   /// Longest message accepted; 0 means the router's `Limits::max_message_bytes`. A longer
-  /// one is answered `-32001 Message too large` and skipped without being buffered.
+  /// one is answered `-32090 Message too large` and skipped without being buffered.
   std::size_t max_message_bytes = 0;
 };
 

@@ -176,7 +176,7 @@ TEST_SUITE("allocation") {
     REQUIRE(router.handle(deep, out));  // warm-up: the parser's stack grows to the depth limit once
     CHECK(allocations_during([&] { (void)router.handle(deep, out); }) == 0);
     CHECK(out.view() ==
-          R"({"jsonrpc":"2.0","id":null,"error":{"code":-32002,"message":"Nesting too deep","data":{"max":128}}})");
+          R"({"jsonrpc":"2.0","id":null,"error":{"code":-32091,"message":"Nesting too deep","data":{"max":128}}})");
   }
 }
 

@@ -49,7 +49,7 @@ namespace {
 using namespace replies;
 
 std::string too_large() {
-  return error("null", -32001, "Message too large", R"({"max":16777216})");
+  return error("null", -32090, "Message too large", R"({"max":16777216})");
 }
 
 constexpr const char* kServer = BATCHRPC_E2E_SPEC_SERVER;
@@ -841,7 +841,7 @@ TEST_SUITE("e2e") {
 
   // ---- Message size ----------------------------------------------------------------------------
 
-  TEST_CASE_TEMPLATE("a message over the limit is -32001 and the next one is still served", T,
+  TEST_CASE_TEMPLATE("a message over the limit is -32090 and the next one is still served", T,
                      E2E_STDIO) {
     StdioServer server(T::transport);
     CHECK(server.call(padded_ping("1", kMaxMessage)) == result("1", R"({"nonce":"big"})"));

@@ -100,7 +100,7 @@ struct Rules final : fz::MemberCheck {
       case -32602:
         r.check(resp.data != nullptr && resp.data->is(fz::Node::Kind::object), "-32602 needs data saying why");
         break;
-      case -32003:
+      case -32092:
         fz::check_max_data(r, resp, limits.max_response_bytes);
         break;
       case -32800:

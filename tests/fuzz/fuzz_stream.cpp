@@ -45,7 +45,7 @@ const rpc::Router& router() {
 constexpr std::size_t chunk_sizes[] = {1, 2, 3, 7, 16, 64, 4096, 1 << 16};
 
 std::string too_large(std::size_t max) {
-  return R"({"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Message too large","data":{"max":)" +
+  return R"({"jsonrpc":"2.0","id":null,"error":{"code":-32090,"message":"Message too large","data":{"max":)" +
          std::to_string(max) + "}}}";
 }
 

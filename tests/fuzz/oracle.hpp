@@ -341,10 +341,11 @@ inline Parsed parse(std::string_view text, std::size_t keep, std::size_t max_dep
 // ---- The rules -----------------------------------------------------------------------------------
 
 // Every code a reply may carry (design.md, error.hpp): JSON-RPC 2.0's and batchrpc's own.
+// (batchrpc's client_unavailable -32094 and client_timeout -32095 are never sent.)
 inline bool documented_code(long long code) {
   switch (code) {
     case -32700: case -32600: case -32601: case -32602: case -32603:
-    case -32001: case -32002: case -32003: case -32004: case -32800:
+    case -32090: case -32091: case -32092: case -32093: case -32800:
       return true;
     default:
       return false;
@@ -449,7 +450,7 @@ struct Limits {
 // bytes in the pool and 16 on the parse stack, which may grow half as much again (40 in all).
 inline bool parse_budget_refusal(const Report& r, const Response& resp, const Limits& limits, std::size_t items) {
   const Node* reason = resp.data != nullptr && resp.data->is(Node::Kind::object) ? resp.data->find("reason") : nullptr;
-  if (resp.code != -32001 || reason == nullptr || reason->text != "its parsed form exceeds the parse budget") {
+  if (resp.code != -32090 || reason == nullptr || reason->text != "its parsed form exceeds the parse budget") {
     return false;
   }
   const std::size_t floor = std::size_t{64} << 10;
@@ -504,7 +505,7 @@ inline void check_message(const Report& r, const Limits& limits, std::optional<s
   };
 
   if (input.size() > limits.max_message_bytes) {
-    check_max_data(r, whole(-32001), limits.max_message_bytes);
+    check_max_data(r, whole(-32090), limits.max_message_bytes);
     return;
   }
   const Parsed in = parse(input, 2, limits.max_depth, limits.max_batch);
@@ -522,7 +523,7 @@ inline void check_message(const Report& r, const Limits& limits, std::optional<s
       return;
     }
     case Parsed::Status::too_deep:
-      check_max_data(r, whole(-32002), limits.max_depth);
+      check_max_data(r, whole(-32091), limits.max_depth);
       return;
   }
 
@@ -536,12 +537,12 @@ inline void check_message(const Report& r, const Limits& limits, std::optional<s
     const Node* error = out.root.find("error");
     const Node* code = error != nullptr && error->is(Node::Kind::object) ? error->find("code") : nullptr;
     const Node* id = out.root.find("id");
-    if (code != nullptr && id != nullptr && id->is(Node::Kind::null) && code->text == "-32001" &&
-        parse_budget_refusal(r, check_whole_error(r, out, -32001), limits, in.items)) {
+    if (code != nullptr && id != nullptr && id->is(Node::Kind::null) && code->text == "-32090" &&
+        parse_budget_refusal(r, check_whole_error(r, out, -32090), limits, in.items)) {
       return;  // within the message limit, but too costly to parse
     }
     if (code != nullptr && id != nullptr && id->is(Node::Kind::null) &&
-        (code->text == "-32700" || code->text == "-32001" || code->text == "-32002" || code->text == "-32603")) {
+        (code->text == "-32700" || code->text == "-32090" || code->text == "-32091" || code->text == "-32603")) {
       const std::string what = "a valid message within the limits was refused as a whole (error " + code->text + ", id null)";
       r.fail(what);
     }

@@ -676,7 +676,7 @@ TEST_SUITE("net: defences") {
     CHECK(reply->body() == result("1", "600"));
   }
 
-  TEST_CASE("past the connection cap: HTTP 503 with Retry-After, WebSocket 1013, a stream -32004") {
+  TEST_CASE("past the connection cap: HTTP 503 with Retry-After, WebSocket 1013, a stream -32093") {
     Fixture f({.max_connections = 2, .retry_after = 3s});
     const int port = f.listen();
     const int lines_port = f.server->listen("127.0.0.1", 0, rpc::net::Protocol::lines);
@@ -697,7 +697,7 @@ TEST_SUITE("net: defences") {
     CHECK(refused_ws.close_code() == 1013);
     StreamClient refused_stream(netclient::connect_tcp(f.io, lines_port), false);
     CHECK(refused_stream.receive() ==
-          error("null", -32004, "Server overloaded", R"({"reason":"too many connections"})"));
+          error("null", -32093, "Server overloaded", R"({"reason":"too many connections"})"));
     CHECK(refused_stream.closed_by_server());
 
     // A served connection that ends makes room.

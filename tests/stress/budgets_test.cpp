@@ -45,7 +45,7 @@ std::string request(std::string_view method, std::string_view params, std::strin
 
 std::string too_large(std::string_view id, std::size_t max) {
   return R"({"jsonrpc":"2.0","id":)" + std::string(id) +
-         R"(,"error":{"code":-32003,"message":"Response too large","data":{"max":)" + std::to_string(max) + "}}}";
+         R"(,"error":{"code":-32092,"message":"Response too large","data":{"max":)" + std::to_string(max) + "}}}";
 }
 
 // Checks and reports the memory a case took: at most `bound` bytes (times the sanitizer factor).
@@ -69,7 +69,7 @@ constexpr std::size_t budget = 1 * MiB;
 rpc::Router make_writers(rpc::ThreadPool* answers) {
   rpc::Router r{rpc::Limits{.max_response_bytes = budget}};
   r.add("range", [](long long n, rpc::ResultWriter& out) { write_range(n, out); }, rpc::names("n"));
-  // A handler that swallows the budget's exception and keeps going: still -32003, still bounded.
+  // A handler that swallows the budget's exception and keeps going: still -32092, still bounded.
   r.add("stubborn", [](long long n, rpc::ResultWriter& out) {
     out.start_array();
     for (long long i = 0; i < n; ++i) {
@@ -86,7 +86,7 @@ rpc::Router make_writers(rpc::ThreadPool* answers) {
     for (rpc::BatchCall& call : calls) {
       try {
         write_range(call.params().at(0)->GetInt64(), call.result());
-      } catch (const std::length_error&) {  // this call is -32003; the others go on
+      } catch (const std::length_error&) {  // this call is -32092; the others go on
       }
     }
   });
@@ -134,11 +134,11 @@ TEST_SUITE("budgets") {
       std::string expected;
       const rpc::Limits defaults;
       if (std::string_view(name) == "numbers array" || std::string_view(name) == "nested empties") {
-        expected = R"({"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Message too large","data":)"
+        expected = R"({"jsonrpc":"2.0","id":null,"error":{"code":-32090,"message":"Message too large","data":)"
                    R"({"reason":"its parsed form exceeds the parse budget","budget":)" +
                    std::to_string(defaults.parse_budget(message.size())) + "}}}";
       } else if (std::string_view(name) == "deep nesting") {
-        expected = R"({"jsonrpc":"2.0","id":null,"error":{"code":-32002,"message":"Nesting too deep","data":{"max":128}}})";
+        expected = R"({"jsonrpc":"2.0","id":null,"error":{"code":-32091,"message":"Nesting too deep","data":{"max":128}}})";
       } else {
         expected = R"({"jsonrpc":"2.0","id":1,"result":{"nonce":)" + shape(name, bytes) + "}}";
       }
@@ -177,7 +177,7 @@ TEST_SUITE("budgets") {
     }
   }
 
-  TEST_CASE("a result past the reply budget is -32003 as soon as it passes it, on every path") {
+  TEST_CASE("a result past the reply budget is -32092 as soon as it passes it, on every path") {
     const std::string huge = "100000000";  // ~900 MB if it were written whole
     struct Case {
       const char* path;
@@ -234,7 +234,7 @@ TEST_SUITE("budgets") {
     REQUIRE(reply.IsArray());
     REQUIRE(reply.Size() == 200);
     CHECK(reply[0].HasMember("result"));  // the first fits; every later one would take the reply past it
-    for (rapidjson::SizeType i = 1; i < reply.Size(); ++i) CHECK(reply[i]["error"]["code"].GetInt() == -32003);
+    for (rapidjson::SizeType i = 1; i < reply.Size(); ++i) CHECK(reply[i]["error"]["code"].GetInt() == -32092);
     check_memory(m, 8 * MiB);
   }
 

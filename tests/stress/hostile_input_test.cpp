@@ -82,8 +82,8 @@ std::string parse_error(std::size_t offset, std::string_view reason) {
   return error(-32700, "Parse error", R"({"offset":)" + std::to_string(offset) + R"(,"reason":")" + std::string(reason) + "\"}");
 }
 
-const std::string too_deep = error(-32002, "Nesting too deep", R"({"max":128})");
-const std::string too_large = error(-32001, "Message too large", R"({"max":16777216})");
+const std::string too_deep = error(-32091, "Nesting too deep", R"({"max":128})");
+const std::string too_large = error(-32090, "Message too large", R"({"max":16777216})");
 const std::string batch_too_large = error(-32602, "Batch too large", R"({"max":1000})");
 const std::string not_unique = error(-32600, "Invalid Request", R"({"reason":"member names must be unique"})");
 
@@ -132,7 +132,7 @@ std::string result_string(const std::string& reply) {
 }  // namespace
 
 TEST_SUITE("hostile") {
-  TEST_CASE("1,000,000-deep nesting is -32002 {max:128}, parsed without recursion, in bounded memory") {
+  TEST_CASE("1,000,000-deep nesting is -32091 {max:128}, parsed without recursion, in bounded memory") {
     SUBCASE("a million open brackets") {
       const auto m = through_router([] { return std::string(1'000'000, '['); });
       CHECK(m.reply == too_deep);
@@ -163,7 +163,7 @@ TEST_SUITE("hostile") {
     }
   }
 
-  TEST_CASE("a 100 MB message against the default 16 MiB limit is -32001, and is not even copied") {
+  TEST_CASE("a 100 MB message against the default 16 MiB limit is -32090, and is not even copied") {
     const auto make = [] {
       return repeat("x", std::size_t{100} << 20, R"({"jsonrpc":"2.0","method":"len","params":[")", R"("],"id":1})");
     };
@@ -188,7 +188,7 @@ TEST_SUITE("hostile") {
     }
   }
 
-  TEST_CASE("a 100 MB line or frame on a stream is -32001 without being buffered, and the next is answered") {
+  TEST_CASE("a 100 MB line or frame on a stream is -32090 without being buffered, and the next is answered") {
     constexpr std::size_t huge = std::size_t{100} << 20;
     const std::string next = request("ping", "", "2");
     const std::string pong = result("{}", "2");
@@ -323,7 +323,7 @@ TEST_SUITE("hostile") {
       // at 8 times, before the rest is parsed.
       const std::size_t n = 5'000'000 / stress::sanitizer_shrink;
       const auto m = through_router([&] { return repeat("1,", n - 1, R"({"jsonrpc":"2.0","method":"sum","id":1,"params":[[)", "1]]}"); });
-      CHECK(m.reply == error(-32001, "Message too large",
+      CHECK(m.reply == error(-32090, "Message too large",
                              R"({"reason":"its parsed form exceeds the parse budget","budget":)" + std::to_string(8 * m.input_bytes) + "}"));
       check_memory(m, 10.0, 8 * MiB);
     }

@@ -6,7 +6,7 @@
 // refuse them, batch-aware methods, the batch tool, serve_stream at end of input and the reply
 // budget. Every message must get exactly one completion, every request exactly one response, in
 // request order, and only a response its method can give (its own, -32800 once a cancel could
-// reach it, -32004 from an executor that misbehaves, -32003 past the budget); replies stay valid
+// reach it, -32093 from an executor that misbehaves, -32092 past the budget); replies stay valid
 // JSON and in_flight() returns to 0. Exact replies are checked wherever timing cannot change them.
 //
 // Seeded and bounded. Each scenario prints its seed and counts; BATCHRPC_TORTURE_SEED=<n> replays
@@ -251,11 +251,11 @@ constexpr std::string_view refused_task = "the executor refused the task";
 constexpr std::string_view dropped_task = "the executor dropped the task";
 
 std::string overloaded(std::string_view id, std::string_view reason) {
-  return error(id, -32004, "Server overloaded", R"({"reason":")" + std::string(reason) + "\"}");
+  return error(id, -32093, "Server overloaded", R"({"reason":")" + std::string(reason) + "\"}");
 }
 
 std::string too_large(std::string_view id, std::size_t max) {
-  return error(id, -32003, "Response too large", R"({"max":)" + std::to_string(max) + "}");
+  return error(id, -32092, "Response too large", R"({"max":)" + std::to_string(max) + "}");
 }
 
 // A result of `n` letters (one letter per size, so a mix-up shows).
@@ -473,7 +473,7 @@ struct Req {
   std::string depends_on;              // a request whose cancellation changes its answer
   std::vector<std::string> if_dependency_cancelled;
   bool cancellable = false;  // enrolled for cancellation
-  bool executor = false;     // runs on the executor: a misbehaving one may answer -32004
+  bool executor = false;     // runs on the executor: a misbehaving one may answer -32093
   bool doomed = false;       // cancelled in its own batch: exactly -32800
   bool targeted = false;     // a cancel from another message or thread named it
   std::uint64_t seq = 0;     // handed in after seq - 1 others
@@ -523,7 +523,7 @@ struct Totals {
     std::string v;
     for (const auto& [what, n] : variants) v += (v.empty() ? "" : ", ") + what + " " + str(n);
     std::printf("torture: %s: %ld rounds in %.1f s; %ld messages, %ld requests (%ld results, %ld errors, "
-                "%ld -32800, %ld -32004, %ld -32003); %ld Responders parked (%ld answered by stop callbacks, "
+                "%ld -32800, %ld -32093, %ld -32092); %ld Responders parked (%ld answered by stop callbacks, "
                 "%ld answers refused after the session answered); %ld stream frames; %s\n",
                 name, rounds, seconds, messages, requests, results, errors, cancelled, overloaded, too_large,
                 parked, stop_answers, refused_answers, frames, v.c_str());
@@ -701,9 +701,9 @@ class Ledger {
         ++totals.results;
       } else if (got == cancelled(r.id)) {
         ++totals.cancelled;
-      } else if (got.find(R"("error":{"code":-32004)") != std::string_view::npos) {
+      } else if (got.find(R"("error":{"code":-32093)") != std::string_view::npos) {
         ++totals.overloaded;
-      } else if (got.find(R"("error":{"code":-32003)") != std::string_view::npos) {
+      } else if (got.find(R"("error":{"code":-32092)") != std::string_view::npos) {
         ++totals.too_large;
       } else {
         ++totals.errors;
@@ -732,7 +732,7 @@ class Ledger {
     return false;
   }
 
-  // Replies whose request got -32004 for `reason`.
+  // Replies whose request got -32093 for `reason`.
   long overloaded_for(std::string_view reason) {
     std::lock_guard lock(mutex_);
     long n = 0;
@@ -826,16 +826,16 @@ class Ledger {
         ++r.answers;
         r.got = std::string(text);
       }
-      if (options_.budget != 0 && text.find(R"("error":{"code":-32003)") != std::string_view::npos) {
+      if (options_.budget != 0 && text.find(R"("error":{"code":-32092)") != std::string_view::npos) {
         error_bytes += text.size() + 1;
       }
     }
-    // Past the budget, each response that does not fit is replaced by a -32003 entry: only those
+    // Past the budget, each response that does not fit is replaced by a -32092 entry: only those
     // entries (and the closing bracket) may take the reply past it.
     if (options_.budget != 0 && m.batch && reply.size() > options_.budget + error_bytes + 1) {
       problem_locked("a reply of " + str(static_cast<long long>(reply.size())) + " bytes with a budget of " +
                      str(static_cast<long long>(options_.budget)) + " and " +
-                     str(static_cast<long long>(error_bytes)) + " bytes of -32003 entries");
+                     str(static_cast<long long>(error_bytes)) + " bytes of -32092 entries");
     }
   }
 
@@ -918,7 +918,7 @@ struct Server {
       for (rpc::BatchCall& call : calls) {
         try {
           call.result().string(blob(static_cast<std::size_t>(call.params().at(0)->GetUint64())));
-        } catch (const std::length_error&) {  // past the budget: this call is -32003, the others go on
+        } catch (const std::length_error&) {  // past the budget: this call is -32092, the others go on
         }
       }
     });
@@ -1440,7 +1440,7 @@ class Generator {
     return d;
   }
 
-  // Under a reply budget: a lone response past it is exactly -32003; in a batch, any response
+  // Under a reply budget: a lone response past it is exactly -32092; in a batch, any response
   // may be, unless all of them, however answered, fit it together.
   void fit(Draft& d) const {
     const std::size_t max = menu_.budget;
@@ -1786,10 +1786,10 @@ bool traffic_round(const Plan& plan, std::uint64_t seed, Totals& totals, const s
     }
     const bool groups = plan.menu.kinds[k_bdouble] + plan.menu.kinds[k_bslow] + plan.menu.kinds[k_bblob] > 0;
     if (!groups && ledger.overloaded_for(refused_task) > refusals) {
-      ledger.problem("more -32004 refusals than refused tasks");
+      ledger.problem("more -32093 refusals than refused tasks");
     }
     if (!groups && ledger.overloaded_for(dropped_task) > drops) {
-      ledger.problem("more -32004 drops than dropped tasks");
+      ledger.problem("more -32093 drops than dropped tasks");
     }
   }
   if (plan.router_thread) {
@@ -2235,7 +2235,7 @@ TEST_SUITE("torture") {
     });
   }
 
-  TEST_CASE("the reply budget under concurrency: valid JSON, each response whole or -32003, bounded") {
+  TEST_CASE("the reply budget under concurrency: valid JSON, each response whole or -32092, bounded") {
     run_scenario(7, "reply budget", [](std::uint64_t seed, Totals& totals, const std::string& what) {
       Rng rng(seed);
       Plan plan;

@@ -565,6 +565,24 @@ TEST_SUITE("handler") {
     CHECK(hook_calls == 0);  // rpc::Error is an answer, not an unexpected exception
   }
 
+  TEST_CASE("batchrpc's own codes are -32090..-32095, each with its standard message") {
+    using rpc::ErrorCode;
+    static_assert(static_cast<int>(ErrorCode::message_too_large) == -32090);
+    static_assert(static_cast<int>(ErrorCode::nesting_too_deep) == -32091);
+    static_assert(static_cast<int>(ErrorCode::response_too_large) == -32092);
+    static_assert(static_cast<int>(ErrorCode::overloaded) == -32093);
+    static_assert(static_cast<int>(ErrorCode::client_unavailable) == -32094);
+    static_assert(static_cast<int>(ErrorCode::client_timeout) == -32095);
+    static_assert(rpc::default_message(ErrorCode::client_unavailable) == "Client unavailable");
+    static_assert(rpc::default_message(ErrorCode::client_timeout) == "Client timeout");
+    const rpc::Error timeout(ErrorCode::client_timeout);
+    CHECK(timeout.code() == -32095);
+    CHECK(timeout.message() == "Client timeout");
+    const rpc::Error unavailable(ErrorCode::client_unavailable);
+    CHECK(unavailable.code() == -32094);
+    CHECK(unavailable.message() == "Client unavailable");
+  }
+
   TEST_CASE("other exceptions are -32603 with their text hidden unless exposed; the hook sees each once") {
     SUBCASE("hidden by default") {
       rpc::Router router;

@@ -43,7 +43,7 @@ TEST_SUITE("limits") {
     CHECK(rpc::Limits{.max_parse_ratio = rpc::Limits::unlimited}.parse_budget(10) == rpc::Limits::unlimited);
   }
 
-  TEST_CASE("a message whose parsed form passes max_parse_ratio x its size is -32001, parsed no further") {
+  TEST_CASE("a message whose parsed form passes max_parse_ratio x its size is -32090, parsed no further") {
     rpc::Router router;  // the default ratio, 8
     router.add("count", [](const rpc::Value& v) { return v.Size(); });
     // 100,000 one-digit numbers: 200 KB of text, 4 MB of parse memory (1.6 MB of values in the
@@ -53,7 +53,7 @@ TEST_SUITE("limits") {
     numbers += "]";
     const std::string message = R"({"jsonrpc":"2.0","method":"count","params":[)" + numbers + R"(],"id":1})";
     CHECK(router.handle(message) ==
-          R"({"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Message too large","data":)"
+          R"({"jsonrpc":"2.0","id":null,"error":{"code":-32090,"message":"Message too large","data":)"
           R"({"reason":"its parsed form exceeds the parse budget","budget":)" + std::to_string(8 * message.size()) + "}}}");
     // As many values written as longer numbers fit: a value costs the same whatever its text.
     std::string wide = "[1000000";
@@ -63,7 +63,7 @@ TEST_SUITE("limits") {
           R"({"jsonrpc":"2.0","id":1,"result":100000})");
   }
 
-  TEST_CASE("messages past max_inflight_bytes across a router's sessions are -32004 until others finish") {
+  TEST_CASE("messages past max_inflight_bytes across a router's sessions are -32093 until others finish") {
     rpc::Router router(rpc::Limits{.max_inflight_bytes = 2000});
     std::latch go{1};
     router.add("hold", [&go] {
@@ -84,7 +84,7 @@ TEST_SUITE("limits") {
     // 300 bytes count 3000: more than is left, and refused without being parsed.
     const std::string big = R"({"jsonrpc":"2.0","method":"add","params":[1,2],"id":2,"pad":")" + std::string(230, 'x') + "\"}";
     CHECK(second.handle(big) ==
-          R"({"jsonrpc":"2.0","id":null,"error":{"code":-32004,"message":"Server overloaded","data":)"
+          R"({"jsonrpc":"2.0","id":null,"error":{"code":-32093,"message":"Server overloaded","data":)"
           R"({"reason":"too many bytes of messages in progress"}}})");
     CHECK(second.handle(R"({"jsonrpc":"2.0","method":"add","params":[1,2],"id":3})") ==
           R"({"jsonrpc":"2.0","id":3,"result":3})");  // a small one still fits
@@ -132,7 +132,7 @@ TEST_SUITE("limits") {
     CHECK(router.handle(fits) == R"({"jsonrpc":"2.0","id":1,"result":true})");
     const std::string too_long = R"({"jsonrpc":"2.0","method":"ping","params":[")" + std::string(40, 'x') + R"("],"id":1})";
     const std::string refused =
-        R"({"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Message too large","data":{"max":64}}})";
+        R"({"jsonrpc":"2.0","id":null,"error":{"code":-32090,"message":"Message too large","data":{"max":64}}})";
     CHECK(router.handle(too_long) == refused);
     std::string insitu = too_long;
     rpc::Buffer out;
@@ -140,11 +140,11 @@ TEST_SUITE("limits") {
     CHECK(out.view() == refused);
   }
 
-  TEST_CASE("nesting deeper than max_depth is -32002, without recursion") {
+  TEST_CASE("nesting deeper than max_depth is -32091, without recursion") {
     rpc::Router router;
     router.add("echo", [](const rpc::Value&) {});
     const std::string too_deep =
-        R"({"jsonrpc":"2.0","id":null,"error":{"code":-32002,"message":"Nesting too deep","data":{"max":128}}})";
+        R"({"jsonrpc":"2.0","id":null,"error":{"code":-32091,"message":"Nesting too deep","data":{"max":128}}})";
     SUBCASE("a million open brackets") { CHECK(router.handle(std::string(1'000'000, '[')) == too_deep); }
     SUBCASE("a million balanced brackets") {
       CHECK(router.handle(std::string(1'000'000, '[') + std::string(1'000'000, ']')) == too_deep);
@@ -165,11 +165,11 @@ TEST_SUITE("limits") {
     }
   }
 
-  TEST_CASE("responses past max_response_bytes are replaced by -32003, later small ones still fit") {
+  TEST_CASE("responses past max_response_bytes are replaced by -32092, later small ones still fit") {
     rpc::Router router(rpc::Limits{.max_response_bytes = 200});
     router.add("blob", [](int n) { return std::string(static_cast<std::size_t>(n), 'x'); });
     const std::string too_large =
-        R"({"jsonrpc":"2.0","id":2,"error":{"code":-32003,"message":"Response too large","data":{"max":200}}})";
+        R"({"jsonrpc":"2.0","id":2,"error":{"code":-32092,"message":"Response too large","data":{"max":200}}})";
     CHECK(router.handle(R"([{"jsonrpc":"2.0","method":"blob","params":[10],"id":1},)"
                         R"({"jsonrpc":"2.0","method":"blob","params":[150],"id":2},)"
                         R"({"jsonrpc":"2.0","method":"blob","params":[5],"id":3}])") ==

@@ -373,7 +373,7 @@ TEST_CASE("nesting past the recursive-parse bound is parsed iteratively, limits 
   CHECK(router.handle(R"({"jsonrpc":"2.0","method":"echo","params":[)" + deep + R"(],"id":1})") ==
         std::optional<std::string>(R"({"jsonrpc":"2.0","id":1,"result":true})"));
   CHECK(router.handle(std::string(200000, '[')) ==
-        std::optional<std::string>(R"({"jsonrpc":"2.0","id":null,"error":{"code":-32002,"message":"Nesting too deep","data":{"max":100000}}})"));
+        std::optional<std::string>(R"({"jsonrpc":"2.0","id":null,"error":{"code":-32091,"message":"Nesting too deep","data":{"max":100000}}})"));
 }
 
 TEST_CASE("numbers out of range toward infinity are -32700 even when they start with 0.") {

@@ -42,7 +42,7 @@ std::string request(std::string_view method, std::string_view id, std::string_vi
 }
 
 std::string overloaded(std::string_view id, std::string_view reason) {
-  return error(id, -32004, "Server overloaded", R"({"reason":")" + std::string(reason) + "\"}");
+  return error(id, -32093, "Server overloaded", R"({"reason":")" + std::string(reason) + "\"}");
 }
 
 // The replies a session's completions received, in the order they came.
@@ -180,7 +180,7 @@ TEST_SUITE("session lifetime") {
     CHECK(replies.all() == std::vector<std::optional<std::string>>{"[" + cancelled("1") + "," + cancelled("2") + "]"});
   }
 
-  TEST_CASE("an executor that throws: its members are answered -32004 and the session stays usable") {
+  TEST_CASE("an executor that throws: its members are answered -32093 and the session stays usable") {
     Parking f;
     Refusing refusing;
     watchdog::must_finish("a throwing executor", [&] {
@@ -194,7 +194,7 @@ TEST_SUITE("session lifetime") {
     });
   }
 
-  TEST_CASE("an executor that drops its tasks unrun: their members are answered -32004") {
+  TEST_CASE("an executor that drops its tasks unrun: their members are answered -32093") {
     Parking f;
     Dropping dropping;
     watchdog::must_finish("a dropping executor", [&] {
@@ -294,7 +294,7 @@ TEST_SUITE("session lifetime") {
     CHECK(session.in_flight() == 0);
   }
 
-  TEST_CASE("a ThreadPool destroyed before its session: messages are answered -32004, no use-after-free") {
+  TEST_CASE("a ThreadPool destroyed before its session: messages are answered -32093, no use-after-free") {
     Parking f;
     auto pool = std::make_unique<rpc::ThreadPool>(1);
     rpc::Session session(f.router, {.executor = pool.get()});

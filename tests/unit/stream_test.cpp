@@ -192,10 +192,10 @@ TEST_SUITE("stream") {
               R"({"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request","data":{"reason":"empty batch"}}})" "\n"});
   }
 
-  TEST_CASE("lines: an over-long line is answered -32001 and skipped, the next one is served") {
+  TEST_CASE("lines: an over-long line is answered -32090 and skipped, the next one is served") {
     Harness h;
     const std::string too_large =
-        R"({"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Message too large","data":{"max":64}}})" "\n";
+        R"({"jsonrpc":"2.0","id":null,"error":{"code":-32090,"message":"Message too large","data":{"max":64}}})" "\n";
     for (std::size_t chunk : {1, 5, 1 << 16}) {
       CAPTURE(chunk);
       h.writes.clear();
@@ -208,16 +208,16 @@ TEST_SUITE("stream") {
       h.router.add("x", [] {});
       CHECK(h.run(std::string(20, ' ') + "1\n") ==
             std::vector<std::string>{
-                R"({"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Message too large","data":{"max":10}}})" "\n"});
+                R"({"jsonrpc":"2.0","id":null,"error":{"code":-32090,"message":"Message too large","data":{"max":10}}})" "\n"});
     }
   }
 
-  TEST_CASE("lines: a blank line longer than the limit is -32001 like any other, whatever its length") {
+  TEST_CASE("lines: a blank line longer than the limit is -32090 like any other, whatever its length") {
     // A line of only whitespace one byte past the limit used to be skipped as blank, while one
-    // two bytes past it was answered -32001 (the early check allows one byte for a '\r').
+    // two bytes past it was answered -32090 (the early check allows one byte for a '\r').
     Harness h;
     const std::string too_large =
-        R"({"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Message too large","data":{"max":64}}})" "\n";
+        R"({"jsonrpc":"2.0","id":null,"error":{"code":-32090,"message":"Message too large","data":{"max":64}}})" "\n";
     for (std::size_t chunk : {1, 3, 4096}) {
       CAPTURE(chunk);
       h.writes.clear();
@@ -240,12 +240,12 @@ TEST_SUITE("stream") {
     }
   }
 
-  TEST_CASE("content-length: an oversized frame is answered -32001 and its body skipped") {
+  TEST_CASE("content-length: an oversized frame is answered -32090 and its body skipped") {
     Harness h;
     const std::string big = "[" + std::string(300, ' ') + "]";
     CHECK(h.run(framed(big) + framed(add_1), {.framing = rpc::Framing::content_length, .max_message_bytes = 100}) ==
           std::vector<std::string>{
-              framed(R"({"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Message too large","data":{"max":100}}})"),
+              framed(R"({"jsonrpc":"2.0","id":null,"error":{"code":-32090,"message":"Message too large","data":{"max":100}}})"),
               framed(three)});
   }
 
@@ -267,7 +267,7 @@ TEST_SUITE("stream") {
     CHECK(h.run("Content-Length: 18446744073709551615\r\n\r\n" + framed(add_1) + "garbage\r\n\r\n",
                 {.framing = rpc::Framing::content_length, .max_message_bytes = 100}) ==
           std::vector<std::string>{framed(
-              R"({"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Message too large","data":{"max":100}}})")});
+              R"({"jsonrpc":"2.0","id":null,"error":{"code":-32090,"message":"Message too large","data":{"max":100}}})")});
   }
 
   TEST_CASE("content-length: a frame that cannot be read ends the connection with -32700") {

@@ -20,7 +20,7 @@ namespace rpc::inline BATCHRPC_ABI::detail {
 // Appends the response for `request` to `out` (nothing for a notification). Returns false when
 // the handler took a Responder: then nothing is written now, and the response is written with
 // write_deferred once ctx.deferred() completes (which may already have happened). The result
-// stops growing once `out` is past `limit` bytes, and is then answered -32003.
+// stops growing once `out` is past `limit` bytes, and is then answered -32092.
 BATCHRPC_DECL bool call_method(const RouterOptions& options, const Method& method,
                                const Request& request, Context& ctx, ResultWriter& w, Buffer& out,
                                std::size_t limit);
@@ -50,7 +50,7 @@ BATCHRPC_DECL void write_not_granted(const RequestId& id, std::string_view capab
                                      ResultWriter& w, Buffer& out);
 
 // When `out` has grown past the reply budget, replaces what was written from `start` on with
-// a `-32003` error for `id`.
+// a `-32092` error for `id`.
 BATCHRPC_DECL void fit_response(const Limits& limits, const RequestId& id, std::size_t start,
                                 ResultWriter& w, Buffer& out);
 

@@ -73,7 +73,7 @@ class Deferred {
   std::optional<Error> error;  // the handler's own error
   std::exception_ptr failure;  // anything else
   bool failure_reported = false;  // the exception hook has seen `failure` already
-  bool too_large = false;         // the result outgrew value_limit(): answered -32003
+  bool too_large = false;         // the result outgrew value_limit(): answered -32092
 
  protected:
   ~Deferred() = default;

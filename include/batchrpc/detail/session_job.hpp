@@ -221,7 +221,7 @@ class Job {
   }
 
   // Hands member `i` (or group `i`) to the executor; whatever becomes of the task, it is
-  // answered (see Handoff). A member the executor cannot take is answered -32004 at once.
+  // answered (see Handoff). A member the executor cannot take is answered -32093 at once.
   void hand_off(std::size_t i, bool group, Workspace& ws) {
     if (core_.executor_gone()) return not_run(i, group, "the executor is gone");
     std::shared_ptr<Handoff> task;
@@ -242,7 +242,7 @@ class Job {
     // The executor's copies keep the task now; when none is left unrun, it is answered.
   }
 
-  // The member (or each member of the group) was not run by the executor: -32004 with `why`.
+  // The member (or each member of the group) was not run by the executor: -32093 with `why`.
   // No hold is taken: the message may have finished already (every member cancelled while
   // queued), and the task's reference keeps the job, and its groups, until we return.
   void not_run(std::size_t i, bool group, const char* why) noexcept {
@@ -572,7 +572,7 @@ class Job {
 
   void assemble() {
     reply_.clear();
-    ResultWriter w(reply_);  // only used to write a -32003 in place of an oversized response
+    ResultWriter w(reply_);  // only used to write a -32092 in place of an oversized response
     const Limits& limits = options().limits;
     if (!batch_) {  // the member's response is the reply: taken over, not copied
       Member& m = *members_[0];

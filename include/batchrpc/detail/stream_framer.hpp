@@ -221,7 +221,7 @@ inline void append_frame(std::string& out, Framing framing, std::string_view rep
 
 // The reply to a message skipped for being longer than `max` bytes.
 inline std::string too_large_reply(std::size_t max) {
-  return R"({"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Message too large","data":{"max":)" +
+  return R"({"jsonrpc":"2.0","id":null,"error":{"code":-32090,"message":"Message too large","data":{"max":)" +
          std::to_string(max) + "}}}";
 }
 

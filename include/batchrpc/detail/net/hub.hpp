@@ -64,7 +64,7 @@ class Hub {
   rpc::detail::SessionRegistry sessions;  // HTTP sessions (WebSocket and streams own theirs)
 
   // What becomes of a new connection. One that is served counts against max_connections;
-  // one that is refused (answered 503, 1013 or -32004, then closed) against a small cap of
+  // one that is refused (answered 503, 1013 or -32093, then closed) against a small cap of
   // its own, so that refusing cannot cost more than serving; past both it is dropped.
   enum class Admission { serve, refuse, drop };
 
@@ -294,7 +294,7 @@ void close_socket(Stream& stream) {
 
 // The reply a stream or a refused connection gets when the server is full.
 inline std::string overloaded_reply(const char* reason) {
-  return std::string(R"({"jsonrpc":"2.0","id":null,"error":{"code":-32004,"message":"Server overloaded","data":{"reason":")") +
+  return std::string(R"({"jsonrpc":"2.0","id":null,"error":{"code":-32093,"message":"Server overloaded","data":{"reason":")") +
          reason + "\"}}}";
 }
 
