@@ -89,7 +89,8 @@ using ReplyHandler = std::function<void(Reply)>;
 struct PeerRequestOptions {
   /// The longest wait for the client's answer: past it the request is answered `-32095`
   /// (`ErrorCode::client_timeout`), and a late Response is dropped as unmatched. Zero waits
-  /// until the client answers or the connection ends.
+  /// until the client answers or the connection ends, and so does a negative one or one too
+  /// long for the clock (`std::chrono::milliseconds::max()`).
   std::chrono::milliseconds timeout{0};
 };
 

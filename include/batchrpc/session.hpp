@@ -123,6 +123,7 @@ class Session {
   /// Grants `capability` from now on (after `initialize`, after authentication), to the
   /// messages handed in afterwards (a message's members are all checked before any runs).
   /// Any thread, also from a handler of this session.
+  /// @throws std::invalid_argument for an empty name (a method with no capability needs none).
   BATCHRPC_DECL void grant(std::string_view capability);
   /// Takes `capability` back from now on; requests already running go on. @returns false
   /// when it was not granted.

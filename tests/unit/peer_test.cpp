@@ -18,28 +18,9 @@
 #include <doctest/doctest.h>
 
 #include "support/printing.hpp"
+#include "support/wire.hpp"
 
 namespace {
-
-// What a transport would write to the client: every outbound message, in order.
-struct Wire {
-  std::mutex mutex;
-  std::vector<std::string> sent;
-  bool open = true;
-
-  rpc::Outbound writer() {
-    return [this](std::string message) {
-      std::lock_guard lock(mutex);
-      if (!open) return false;
-      sent.push_back(std::move(message));
-      return true;
-    };
-  }
-  std::vector<std::string> taken() {
-    std::lock_guard lock(mutex);
-    return std::exchange(sent, {});
-  }
-};
 
 std::string response(std::string_view id, std::string_view result) {
   return R"({"jsonrpc":"2.0","id":")" + std::string(id) + R"(","result":)" + std::string(result) + "}";
@@ -251,6 +232,21 @@ TEST_SUITE("peer: two-way sessions") {
     CHECK(patient.get().as<int>() == 3);
   }
 
+  TEST_CASE("a timeout too long for the clock, or negative, means no timeout") {
+    using namespace std::chrono_literals;
+    Attached attached;
+    rpc::Session& session = attached.session;
+    auto forever = session.peer().request("forever", {}, {.timeout = std::chrono::milliseconds::max()});
+    auto negative = session.peer().request("negative", {}, {.timeout = -5ms});
+    CHECK(forever.wait_for(100ms) == std::future_status::timeout);
+    CHECK(negative.wait_for(1ms) == std::future_status::timeout);
+    CHECK(session.peer().waiting() == 2);
+    CHECK(session.handle(response("srv-1", "1")) == std::nullopt);
+    CHECK(session.handle(response("srv-2", "2")) == std::nullopt);
+    CHECK(forever.get().as<int>() == 1);
+    CHECK(negative.get().as<int>() == 2);
+  }
+
   TEST_CASE("a writer that refuses, a request past the size limit, and params that are not structured") {
     rpc::Router router{rpc::Limits{.max_response_bytes = 100}};
     Wire wire;
@@ -334,6 +330,34 @@ TEST_SUITE("peer: two-way sessions") {
     session.grant("tools");
     session.grant("tools");  // once is enough
     CHECK(session.capabilities() == std::vector<std::string>{"other", "tools"});
+    CHECK_THROWS_AS(session.grant(""), std::invalid_argument);
+  }
+
+  TEST_CASE("grant and revoke race with messages that need the capability") {
+    rpc::Router router;
+    router.add("secret", [] { return 42; }, {.capability = "admin"});
+    rpc::Session session{router};
+    const std::string secret = R"({"jsonrpc":"2.0","method":"secret","id":1})";
+    const std::string granted = R"({"jsonrpc":"2.0","id":1,"result":42})";
+    const std::string refused =
+        R"({"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found","data":{"capability":"admin"}}})";
+    std::atomic<bool> done{false};
+    std::thread flipper([&] {
+      for (int i = 0; i < 2000; ++i) {
+        session.grant("admin");
+        (void)session.revoke("admin");
+      }
+      done = true;
+    });
+    int odd = 0;
+    while (!done) {
+      const auto reply = session.handle(secret);
+      if (reply != granted && reply != refused) ++odd;
+      (void)session.capabilities();
+    }
+    flipper.join();
+    CHECK(odd == 0);
+    CHECK(session.handle(secret) == refused);
   }
 
   TEST_CASE("many threads ask at once; a client answers in batches, in any order, each reply to its caller") {

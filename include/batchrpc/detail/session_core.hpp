@@ -192,15 +192,16 @@ class SessionCore {
   const Router& router;
   Executor* executor;
   std::shared_ptr<const std::atomic<bool>> executor_alive;  // null without an executor
-  // Replaced whole by grant and revoke, so a reader holds a set that no one changes.
-  using Capabilities = std::shared_ptr<const std::vector<std::string>>;
-  std::atomic<Capabilities> capabilities;
-  std::mutex capabilities_change;  // one grant or revoke at a time
+  // Sorted, without repeats; read and changed under `capabilities_mutex` (a plain mutex:
+  // libstdc++'s std::atomic<std::shared_ptr> draws ThreadSanitizer reports, and only methods
+  // that need a capability look here).
+  std::vector<std::string> capabilities;
+  mutable std::mutex capabilities_mutex;
 
-  static Capabilities sorted_set(std::vector<std::string> names) {
+  static std::vector<std::string> sorted_set(std::vector<std::string> names) {
     std::sort(names.begin(), names.end());
     names.erase(std::unique(names.begin(), names.end()), names.end());
-    return std::make_shared<const std::vector<std::string>>(std::move(names));
+    return names;
   }
   std::function<void(const RequestId&)> unmatched_response;
   const std::shared_ptr<PeerChannel> peer;  // the way to the client, shared with Peer handles

@@ -91,6 +91,17 @@ inline void deliver(ReplyHandler& done, Reply reply) noexcept {
   }
 }
 
+// When a request with `timeout` expires; the zero time point for none: a timeout that is
+// zero, negative, or too far off to be reached (`milliseconds::max()`, which would overflow
+// the clock).
+inline PeerTimer::Clock::time_point deadline_after(std::chrono::milliseconds timeout) {
+  using Clock = PeerTimer::Clock;
+  if (timeout <= std::chrono::milliseconds::zero()) return {};
+  const Clock::time_point now = Clock::now();
+  const auto room = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::time_point::max() - now);
+  return timeout >= room ? Clock::time_point{} : now + timeout;
+}
+
 inline Reply unavailable_reply(const char* why) { return Reply(Error(ErrorCode::client_unavailable, why)); }
 
 BATCHRPC_DECL void PeerChannel::attach(Outbound send) {
@@ -208,9 +219,7 @@ BATCHRPC_DECL std::string PeerChannel::request(std::string_view method, const Js
   std::string message = peer_message(method, params, id);  // throws before anything is kept
   const bool fits = message.size() <= max_bytes_;
   bool kept = false;
-  const auto due = options.timeout > std::chrono::milliseconds::zero()
-                       ? PeerTimer::Clock::now() + options.timeout
-                       : PeerTimer::Clock::time_point{};
+  const PeerTimer::Clock::time_point due = deadline_after(options.timeout);
   if (fits) {
     // Kept before it is sent: the answer may come before the writer returns.
     std::lock_guard lock(mutex_);

@@ -10,6 +10,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <stop_token>
 #include <string>
 #include <unordered_map>
@@ -277,26 +278,29 @@ BATCHRPC_DECL std::optional<std::string> Session::handle_and_wait(std::string_vi
 }
 
 BATCHRPC_DECL bool Session::granted(std::string_view capability) const {
-  const detail::SessionCore::Capabilities granted = core_->capabilities.load();
-  return std::binary_search(granted->begin(), granted->end(), capability);
+  std::lock_guard lock(core_->capabilities_mutex);
+  return std::binary_search(core_->capabilities.begin(), core_->capabilities.end(), capability);
 }
 
-BATCHRPC_DECL std::vector<std::string> Session::capabilities() const { return *core_->capabilities.load(); }
+BATCHRPC_DECL std::vector<std::string> Session::capabilities() const {
+  std::lock_guard lock(core_->capabilities_mutex);
+  return core_->capabilities;
+}
 
 BATCHRPC_DECL void Session::grant(std::string_view capability) {
-  std::lock_guard lock(core_->capabilities_change);
-  std::vector<std::string> names = *core_->capabilities.load();
-  names.emplace_back(capability);
-  core_->capabilities.store(detail::SessionCore::sorted_set(std::move(names)));
+  if (capability.empty()) throw std::invalid_argument("batchrpc: Session::grant needs a capability name");
+  std::lock_guard lock(core_->capabilities_mutex);
+  std::vector<std::string>& names = core_->capabilities;
+  const auto at = std::lower_bound(names.begin(), names.end(), capability);
+  if (at == names.end() || *at != capability) names.emplace(at, capability);
 }
 
 BATCHRPC_DECL bool Session::revoke(std::string_view capability) {
-  std::lock_guard lock(core_->capabilities_change);
-  std::vector<std::string> names = *core_->capabilities.load();
-  const auto found = std::find(names.begin(), names.end(), capability);
-  if (found == names.end()) return false;
-  names.erase(found);
-  core_->capabilities.store(std::make_shared<const std::vector<std::string>>(std::move(names)));
+  std::lock_guard lock(core_->capabilities_mutex);
+  std::vector<std::string>& names = core_->capabilities;
+  const auto at = std::lower_bound(names.begin(), names.end(), capability);
+  if (at == names.end() || *at != capability) return false;
+  names.erase(at);
   return true;
 }
 
