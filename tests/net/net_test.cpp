@@ -582,6 +582,25 @@ TEST_SUITE("net: on_session") {
   }
 }
 
+TEST_SUITE("net: on_session greets") {
+  TEST_CASE("a message on_session sends reaches the client first, on WebSocket after the handshake") {
+    Fixture f({.on_session = [](const rpc::net::ConnectionInfo&, rpc::Session& session) {
+      CHECK(session.peer().notify("welcome", rpc::json(R"({"server":"test"})")));
+    }});
+    const std::string welcome = R"({"jsonrpc":"2.0","method":"welcome","params":{"server":"test"}})";
+    SUBCASE("WebSocket") {
+      WsClient ws(f.io, f.listen());
+      CHECK(ws.receive() == welcome);
+      CHECK(ws.call(call("add", "[1,2]", "1")) == result("1", "3"));
+    }
+    SUBCASE("lines") {
+      StreamClient client(netclient::connect_tcp(f.io, f.listen(rpc::net::Protocol::lines)), false);
+      CHECK(client.receive() == welcome);
+      CHECK(client.call(call("add", "[1,2]", "1")) == result("1", "3"));
+    }
+  }
+}
+
 TEST_SUITE("net: streams") {
   TEST_CASE_TEMPLATE("TCP and Unix sockets serve both framings, replies as they complete", T, std::true_type, std::false_type) {
     constexpr bool over_unix = T::value;

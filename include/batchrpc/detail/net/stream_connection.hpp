@@ -44,9 +44,10 @@ class StreamConnection final : public Connection,
 
   void start() {
     const Protocol protocol = framer_.framing() == Framing::lines ? Protocol::lines : Protocol::content_length;
-    if (!start_session(hub_.options, connection_info(socket_, protocol, false), session_)) return close();
+    // Attached before on_session, which may greet the client.
     session_.attach(outbound_to(hub_, this->shared_from_this(), socket_.get_executor(),
                                 [](StreamConnection& self, std::string message) { self.send(message); }));
+    if (!start_session(hub_.options, connection_info(socket_, protocol, false), session_)) return close();
     read_next();
   }
 

@@ -51,6 +51,10 @@ class WebSocketConnection final : public Connection,
   void start(beast::http::request<beast::http::string_body> upgrade, bool refuse) {
     refusing_ = refuse;
     if (!refuse) {
+      // Attached before on_session, which may greet the client: its messages wait in the
+      // queue until the handshake is done (write_next).
+      session_.attach(outbound_to(hub_, this->shared_from_this(), ws_.get_executor(),
+                                  [](WebSocketConnection& self, std::string message) { self.outbound(std::move(message)); }));
       ConnectionInfo info = connection_info(ws_.next_layer(), Protocol::http, true);
       add_headers(info, upgrade);
       policy_refused_ = !start_session(hub_.options, info, session_);
@@ -80,11 +84,13 @@ class WebSocketConnection final : public Connection,
  private:
   void on_accepted(const boost::system::error_code& error) {
     if (error) return close();
+    const bool serving = !refusing_ && !policy_refused_ && !hub_.closing();
+    if (!serving) session_.detach();  // what on_session asked of the client is answered -32094
     if (refusing_) return close_with(websocket::close_code::try_again_later);
     if (policy_refused_) return close_with(websocket::close_code::policy_error);  // 1008
     if (hub_.closing()) return close_with(websocket::close_code::going_away);
-    session_.attach(outbound_to(hub_, this->shared_from_this(), ws_.get_executor(),
-                                [](WebSocketConnection& self, std::string message) { self.outbound(std::move(message)); }));
+    accepted_ = true;
+    write_next();  // what on_session sent
     read_next();
   }
 
@@ -145,7 +151,7 @@ class WebSocketConnection final : public Connection,
   }
 
   void write_next() {
-    if (writing_ || closing_ || queued_.empty()) return;
+    if (!accepted_ || writing_ || closing_ || queued_.empty()) return;
     writing_ = true;
     // A client that does not take its replies is closed (Beast's idle timeout does not see
     // it while the client keeps sending).
@@ -226,6 +232,7 @@ class WebSocketConnection final : public Connection,
   std::size_t unwritten_ = 0;  // handed in, reply not written yet: what max_in_flight bounds
   bool refusing_ = false;
   bool policy_refused_ = false;  // on_session refused the connection
+  bool accepted_ = false;        // the handshake is done: messages may be written
   bool reading_ = false;
   bool writing_ = false;
   bool input_ended_ = false;
