@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "config.hpp"
+#include "params.hpp"
 
 namespace rpc::inline BATCHRPC_ABI {
 
@@ -51,6 +52,10 @@ class Context {
     const Router* router = nullptr;
     Session* session = nullptr;
     detail::Deferred* deferred = nullptr;
+    const Value* params = nullptr;  // the call's params; nullptr when absent
+    // The params of the request the client sent, when the call runs inside another method (a
+    // tool inside `tools/call`); nullptr: the same as `params`.
+    const Value* request_params = nullptr;
   };
   /// A context with its origin (used by batchrpc).
   Context(std::string_view method, RequestId id, std::stop_token stop, Origin origin) noexcept
@@ -66,6 +71,15 @@ class Context {
   [[nodiscard]] const std::stop_token& stop_token() const noexcept { return stop_; }
   /// Shorthand for `stop_token().stop_requested()`.
   [[nodiscard]] bool stop_requested() const noexcept { return stop_.stop_requested(); }
+  /// The call's params as the client sent them, whatever the handler binds (MCP's
+  /// `params._meta`, LSP's `workDoneToken`); absent for a context made by hand.
+  [[nodiscard]] Params params() const noexcept { return Params(origin_.params); }
+  /// The params of the JSON-RPC request the client sent: the same as `params()`, except for
+  /// a method called as a tool through `tools/call`, where these are `tools/call`'s (with
+  /// MCP's `_meta`) and `params()` are the tool's `arguments`.
+  [[nodiscard]] Params request_params() const noexcept {
+    return Params(origin_.request_params != nullptr ? origin_.request_params : origin_.params);
+  }
   /// The router handling the call (nullptr for a context made by hand).
   [[nodiscard]] const Router* router() const noexcept { return origin_.router; }
   /// The session the message came through, or nullptr for `Router::handle` (trusted, in

@@ -221,6 +221,7 @@ class TypedHandler final : public Handler {
       std::size_t slot = 0;
       while (slot < N && !same_text(names_[slot], name)) ++slot;
       if (slot == N) {
+        if (is_protocol_metadata(name)) continue;  // for rpc::Progress or ctx.params(), not a param
         error.name = std::string(name);
         error.reason = "unknown parameter";
         return false;

@@ -19,4 +19,11 @@ inline bool same_text(std::string_view a, std::string_view b) noexcept {
   return true;
 }
 
+// Members of named params that belong to the protocol, not to the method: MCP's `_meta`, and
+// LSP's `workDoneToken` and `partialResultToken` (read through rpc::Progress or
+// Context::params()). Typed binding skips them unless the method names them itself.
+inline bool is_protocol_metadata(std::string_view name) noexcept {
+  return same_text(name, "_meta") || same_text(name, "workDoneToken") || same_text(name, "partialResultToken");
+}
+
 }  // namespace rpc::detail

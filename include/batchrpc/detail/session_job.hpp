@@ -470,7 +470,7 @@ class Job {
     }
     m.reset(m.stop.get_token(), budget_.limit());
     m.arrivals.store(0, std::memory_order_relaxed);  // the Responder is handed on after this
-    Context ctx(m.request.method, m.request.id, m.stop.get_token(), {&core_.router, &core_.owner, &m});
+    Context ctx(m.request.method, m.request.id, m.stop.get_token(), {&core_.router, &core_.owner, &m, m.request.params});
     const HandlerScope running(core_);
     if (call_method(options(), *m.method, m.request, ctx, ws.writer, m.text, budget_.limit())) {
       member_done(i);

@@ -160,7 +160,9 @@ BATCHRPC_DECL void call_group(const RouterOptions& options, const Method& method
   }
   for (std::size_t k = 0; k < n; ++k) {
     const GroupMember& m = members[k];
-    scratch.contexts.emplace_back(m.request->method, m.request->id, m.stop, origin);
+    Context::Origin own = origin;
+    own.params = m.request->params;
+    scratch.contexts.emplace_back(m.request->method, m.request->id, m.stop, own);
     WriterAccess::reset(*scratch.writers[k], m.slot->value, m.slot->value_limit());
     scratch.calls.emplace_back(Params(m.request->params), scratch.contexts.back(), *scratch.writers[k]);
   }

@@ -292,7 +292,7 @@ inline bool call_tool_method(const Router& router, const Method& method, std::st
   const std::size_t limit = router.limits().max_response_bytes;
   ToolDeferred later(ctx.session());
   later.reset(ctx.stop_token(), limit);
-  Context inner(name, ctx.id(), ctx.stop_token(), {&router, ctx.session(), &later});
+  Context inner(name, ctx.id(), ctx.stop_token(), {&router, ctx.session(), &later, arguments, ctx.request_params().json()});
   reply.clear();
   ResultWriter w(reply);
   if (!call_method(router.options(), method, request, inner, w, reply, limit)) {
