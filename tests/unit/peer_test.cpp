@@ -181,6 +181,32 @@ TEST_SUITE("peer: two-way sessions") {
     CHECK(f.router.handle(response("srv-1", "1")) == invalid);
   }
 
+  TEST_CASE("a broken answer to a waiting request of ours: the request hears why, the client nothing") {
+    Attached attached;
+    rpc::Session& session = attached.session;
+    const auto broken = [&](std::string_view message) {
+      auto waiting = session.peer().request("ask");
+      CHECK(session.handle(message) == std::nullopt);
+      REQUIRE(waiting.wait_for(std::chrono::seconds(0)) == std::future_status::ready);
+      const rpc::Reply reply = waiting.get();
+      REQUIRE(reply.error() != nullptr);
+      CHECK(reply.error()->code() == -32603);
+      CHECK(reply.error()->message() == "the client answered with a malformed Response");
+      return std::string(reply.error()->data().text());
+    };
+    CHECK(broken(R"({"jsonrpc":"2.0","id":"srv-1"})") == R"({"reason":"a response needs \"result\" or \"error\""})");
+    CHECK(broken(R"({"jsonrpc":"2.0","id":"srv-2","result":1,"error":{}})") ==
+          R"({"reason":"a response must not have both \"result\" and \"error\""})");
+    CHECK(broken(R"({"jsonrpc":"2.0","id":"srv-3","result":1,"params":[]})") ==
+          R"({"reason":"a response must not have \"params\""})");
+    CHECK(broken(R"({"id":"srv-4","result":1})") == R"({"reason":"missing \"jsonrpc\""})");
+    CHECK(broken(R"({"jsonrpc":"1.0","id":"srv-5","result":1})") == R"({"reason":"\"jsonrpc\" must be exactly \"2.0\""})");
+    // Not one of ours, or nobody waits: the client is told, as for any invalid Request.
+    CHECK(session.handle(R"({"jsonrpc":"2.0","id":"srv-99"})") ==
+          R"({"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request","data":{"reason":"missing \"method\""}}})");
+    CHECK(session.peer().waiting() == 0);
+  }
+
   TEST_CASE("requests waiting when the connection ends are answered -32094; a kept Peer stays safe") {
     Fixture f;
     std::optional<rpc::Peer> kept;

@@ -51,6 +51,9 @@ class PeerChannel {
   // A Response from the client with `id`, whose answer is `value` (its result, or its error
   // object when `is_error`). False when no request of ours waits for that id.
   BATCHRPC_DECL bool answer(const RequestId& id, const Value& value, bool is_error);
+  // A message from the client that names request `id` of ours but is no valid Response
+  // (`why`): the request is answered -32603 with the reason. False when none waits for `id`.
+  BATCHRPC_DECL bool refuse(const RequestId& id, const char* why);
 
  private:
   // The writer, or nullptr: taken under the lock, called outside it.

@@ -30,6 +30,9 @@ struct ParsedRequest {
   // still an invalid Request; a two-way session routes it to its own request with that id.
   bool is_response = false;
   bool answer_is_error = false;            // the answer is an "error" member, else "result"
+  // Neither a Request nor a valid Response, and no "method": maybe the client's broken answer
+  // to a request of ours, which then hears why instead of the client getting -32600.
+  const char* broken_response = nullptr;
   std::uint32_t answer_index = no_params;  // the answer's value: this element of the root
   const Value* answer = nullptr;           // set from answer_index once the parse is done
 };
@@ -249,18 +252,29 @@ class RequestReader : public SaxChecks {
 
   void finish_request() {
     ParsedRequest& p = requests_.back();
+    const bool no_method = (seen_ & bit(Field::method)) == 0;
     if (error_ != nullptr) {
       p.invalid = error_;
+      if (no_method) p.broken_response = error_;
     } else if (twice_ || has_repeats(names_)) {  // the envelope's, or the others'
       p.invalid = "member names must be unique";
+      if (no_method) p.broken_response = p.invalid;
     } else if ((seen_ & bit(Field::jsonrpc)) == 0) {
       p.invalid = "missing \"jsonrpc\"";
-    } else if ((seen_ & bit(Field::method)) == 0) {
+      if (no_method) p.broken_response = p.invalid;
+    } else if (no_method) {
       p.invalid = "missing \"method\"";
       const unsigned answers = seen_ & (bit(Field::result) | bit(Field::error));
-      p.is_response = (seen_ & bit(Field::id)) != 0 && (seen_ & bit(Field::params)) == 0 &&
-                      (answers == bit(Field::result) || answers == bit(Field::error));
       p.answer_is_error = answers == bit(Field::error);
+      if (answers == 0) {
+        p.broken_response = "a response needs \"result\" or \"error\"";
+      } else if (answers != bit(Field::result) && answers != bit(Field::error)) {
+        p.broken_response = "a response must not have both \"result\" and \"error\"";
+      } else if ((seen_ & bit(Field::params)) != 0) {
+        p.broken_response = "a response must not have \"params\"";
+      } else {
+        p.is_response = (seen_ & bit(Field::id)) != 0;
+      }
     }
   }
 

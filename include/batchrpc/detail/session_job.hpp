@@ -384,6 +384,10 @@ class Job {
       return false;
     }
     if (parsed.invalid != nullptr) {
+      // The client's broken answer to a request of ours: that request hears why, not the client.
+      if (parsed.broken_response != nullptr && core_.peer->refuse(parsed.request.id, parsed.broken_response)) {
+        return false;
+      }
       write_error(m.text, ws.writer, null_id, ErrorCode::invalid_request, ReasonData{parsed.invalid});
       return false;
     }

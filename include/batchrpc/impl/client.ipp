@@ -19,11 +19,11 @@
 
 #include "../client.hpp"
 #include "../config.hpp"
+#include "../detail/error_object.hpp"
 #include "../detail/member_names.hpp"
 #include "../detail/message_parser.hpp"
 #include "../detail/params_text.hpp"
 #include "../detail/request.hpp"
-#include "../detail/utf8.hpp"
 
 namespace rpc::inline BATCHRPC_ABI {
 
@@ -73,12 +73,7 @@ inline const char* check_response(const Value& v, std::vector<std::string_view>&
 }
 
 // The error object of a valid error response, as the exception a caller would have thrown.
-inline Error error_of(const Value& response) {
-  const Value& e = response["error"];
-  const auto data = e.FindMember("data");
-  return Error(e["code"].GetInt(), std::string(name_of(e["message"])),
-               data == e.MemberEnd() ? Json() : to_json(data->value));
-}
+inline Error error_of(const Value& response) { return error_from_object(response["error"]); }
 
 // An id as JSON text: numbers exactly as received, strings re-escaped.
 inline std::string id_text(const Value& id, std::string_view raw_number) {
@@ -90,18 +85,8 @@ inline std::string id_text(const Value& id, std::string_view raw_number) {
 }  // namespace detail
 
 BATCHRPC_DECL void BatchBuilder::add(std::string_view method, Json params, std::int64_t id) {
-  if (!detail::is_valid_utf8(method)) {
-    throw std::invalid_argument("batchrpc: the method name is not valid UTF-8");
-  }
-  if (!params.empty()) {
-    const std::string_view structured = detail::structured_text(params);
-    if (structured.empty()) {
-      throw std::invalid_argument(
-          "batchrpc: params must be an array or an object (JSON-RPC 2.0 section 4.2), not " +
-          std::string(params.text()));
-    }
-    if (structured.size() != params.text().size()) params = Json::trusted(std::string(structured));
-  }
+  const std::string_view structured = detail::checked_params(method, params);
+  if (structured.size() != params.text().size()) params = Json::trusted(std::string(structured));
   items_.push_back(Item{std::string(method), std::move(params), id});
 }
 

@@ -16,10 +16,10 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "../detail/error_object.hpp"
 #include "../detail/params_text.hpp"
 #include "../detail/peer_channel.hpp"
 #include "../detail/peer_timer.hpp"
-#include "../detail/utf8.hpp"
 #include "../peer.hpp"
 
 namespace rpc::inline BATCHRPC_ABI::detail {
@@ -28,15 +28,7 @@ inline constexpr std::string_view kPeerIdPrefix = "srv-";
 
 // The server's message: a request when `id` is given, else a notification.
 inline std::string peer_message(std::string_view method, const Json& params, std::string_view id) {
-  if (!is_valid_utf8(method)) throw std::invalid_argument("batchrpc: the method name is not valid UTF-8");
-  std::string_view structured;
-  if (!params.empty()) {
-    structured = structured_text(params);
-    if (structured.empty()) {
-      throw std::invalid_argument("batchrpc: params must be an array or an object (JSON-RPC 2.0 section 4.2), not " +
-                                  std::string(params.text()));
-    }
-  }
+  const std::string_view structured = checked_params(method, params);
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
   writer.StartObject();
@@ -69,15 +61,7 @@ inline std::uint64_t peer_id_number(const RequestId& id) {
 
 // The client's error object as an rpc::Error; a malformed one is reported as such.
 inline Error client_error(const Value& e) {
-  if (e.IsObject()) {
-    const auto code = e.FindMember("code");
-    const auto message = e.FindMember("message");
-    if (code != e.MemberEnd() && code->value.IsInt() && message != e.MemberEnd() && message->value.IsString()) {
-      const auto data = e.FindMember("data");
-      return Error(code->value.GetInt(), std::string(message->value.GetString(), message->value.GetStringLength()),
-                   data == e.MemberEnd() ? Json() : to_json(data->value));
-    }
-  }
+  if (is_error_object(e)) return error_from_object(e);
   return Error(ErrorCode::internal_error,
                "the client answered with a malformed error object (it needs an integer \"code\" and a string \"message\")",
                to_json(e));
@@ -258,6 +242,17 @@ BATCHRPC_DECL bool PeerChannel::answer(const RequestId& id, const Value& value, 
   return true;
 }
 
+BATCHRPC_DECL bool PeerChannel::refuse(const RequestId& id, const char* why) {
+  const std::uint64_t n = peer_id_number(id);
+  if (n == 0) return false;
+  ReplyHandler done = take(n);
+  if (!done) return false;
+  const Json reason = to_json(std::string_view(why));
+  deliver(done, Reply(Error(ErrorCode::internal_error, "the client answered with a malformed Response",
+                            Json::trusted("{\"reason\":" + std::string(reason.text()) + "}"))));
+  return true;
+}
+
 }  // namespace rpc::detail
 
 namespace rpc::inline BATCHRPC_ABI {
@@ -266,7 +261,7 @@ BATCHRPC_DECL bool Peer::connected() const { return channel_ != nullptr && chann
 
 BATCHRPC_DECL bool Peer::notify(std::string_view method, const Json& params) const {
   if (channel_ == nullptr) {
-    (void)detail::peer_message(method, params, {});  // the same checks, the same exceptions
+    (void)detail::checked_params(method, params);  // the same exceptions as with a client
     return false;
   }
   return channel_->notify(method, params);
@@ -275,7 +270,7 @@ BATCHRPC_DECL bool Peer::notify(std::string_view method, const Json& params) con
 BATCHRPC_DECL std::string Peer::request(std::string_view method, const Json& params, ReplyHandler done,
                                         PeerRequestOptions options) const {
   if (channel_ == nullptr) {
-    (void)detail::peer_message(method, params, "srv-0");
+    (void)detail::checked_params(method, params);  // the same exceptions as with a client
     detail::deliver(done, detail::unavailable_reply("this Peer has no client"));
     return {};
   }
