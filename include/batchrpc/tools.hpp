@@ -23,8 +23,8 @@ struct ToolTable;
 struct ToolInfo {
   /// `description` in `tools/list` (omitted when empty).
   std::string description{};
-  /// `inputSchema` in `tools/list`: a JSON Schema, which must be a JSON object; written as
-  /// given. Empty: `{"type":"object"}`.
+  /// `inputSchema` in `tools/list`: a JSON Schema, which must be a JSON object; written
+  /// compactly (no line breaks, whatever the text given). Empty: `{"type":"object"}`.
   Json input_schema{};
   /// What the batch tool tells a client when this tool's output is omitted to fit the budget
   /// (the `guidance` of the notice). Empty: `BatchToolOptions::guidance`.

@@ -338,6 +338,15 @@ TEST_SUITE("tools") {
     CHECK(f.runs == 2);
   }
 
+  TEST_CASE("a schema written over several lines is listed on one (line-framed transports need it)") {
+    rpc::Router router;
+    router.add("m", [] { return 1; });
+    rpc::Tools tools{router};
+    tools.expose("m", {.input_schema = rpc::json(" {\n  \"type\": \"object\",\n  \"minimum\": 0.1\n}\n")});
+    CHECK(router.handle(R"({"jsonrpc":"2.0","method":"tools/list","id":1})") ==
+          R"({"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"m","inputSchema":{"type":"object","minimum":0.1}}]}})");
+  }
+
   TEST_CASE("registration refuses what cannot work") {
     rpc::Router router;
     router.add("m", [] { return 1; });

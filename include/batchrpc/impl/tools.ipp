@@ -765,14 +765,17 @@ BATCHRPC_DECL Tools& Tools::expose(std::string_view name, ToolInfo info) {
   detail::tools::check_text("name", name);
   detail::tools::check_text("description", info.description);
   detail::tools::check_text("guidance", info.guidance);
-  const std::string_view schema = info.input_schema.text();
-  const std::size_t first = schema.find_first_not_of(" \t\r\n");
-  if (!schema.empty() && (first == std::string_view::npos || schema[first] != '{')) {
-    throw std::invalid_argument("batchrpc: a tool's input_schema must be a JSON object");
+  Json schema;
+  if (!info.input_schema.empty()) {
+    rapidjson::Document doc;
+    doc.Parse<rapidjson::kParseFullPrecisionFlag>(info.input_schema.text().data(), info.input_schema.text().size());
+    if (!doc.IsObject()) throw std::invalid_argument("batchrpc: a tool's input_schema must be a JSON object");
+    // Compact: a schema written over several lines would break a line-framed tools/list.
+    schema = to_json(static_cast<const Value&>(doc));
   }
   table_->tools.push_back({.name = std::string(name),
                            .description = std::move(info.description),
-                           .input_schema = std::move(info.input_schema),
+                           .input_schema = std::move(schema),
                            .guidance = std::move(info.guidance)});
   return *this;
 }
