@@ -166,6 +166,11 @@ class Session {
   /// For transports, when the connection ends: nothing more is sent, and the server's
   /// requests still waiting are answered `-32094`. The destructor does it too.
   BATCHRPC_DECL void detach();
+  /// For transports whose input has ended while output goes on (a stream at end of input):
+  /// the client can answer nothing more, so the server's requests still waiting are answered
+  /// `-32094`, and new ones at once; notifications still go out until `detach`. A later
+  /// `attach` lifts it.
+  BATCHRPC_DECL void end_input();
 
  private:
   BATCHRPC_DECL void handle_owned(std::string&& message, Completion done);

@@ -9,6 +9,7 @@
 #include <deque>
 #include <mutex>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -326,10 +327,29 @@ TEST_SUITE("peer: two-way sessions") {
         CHECK(output[0] == frame(R"({"jsonrpc":"2.0","id":"srv-1","method":"roots/list","params":{}})"));
         CHECK(output[1] == frame(client_answers
                                      ? R"({"jsonrpc":"2.0","id":7,"result":[1,2]})"
-                                     : R"({"jsonrpc":"2.0","id":7,"error":{"code":-32094,"message":"the connection to the client ended before it answered"}})"));
+                                     : R"({"jsonrpc":"2.0","id":7,"error":{"code":-32094,"message":"the client's input ended before it answered"}})"));
         CHECK_FALSE(session.peer().connected());  // detached when serve_stream returned
       }
     }
+  }
+
+  TEST_CASE("serve_stream: a handler still running at end of input still reaches its client") {
+    using namespace std::chrono_literals;
+    rpc::Router router;
+    router.add("late", [](rpc::Context& ctx) {
+      std::this_thread::sleep_for(100ms);  // the input ends meanwhile
+      const bool told = ctx.peer().notify("late/progress");
+      const bool asked = ctx.peer().request("late/question").get().error()->code() == -32094;  // at once
+      return told && asked;
+    });
+    rpc::ThreadPool pool{1};
+    rpc::Session session{router, {.executor = &pool}};
+    std::istringstream in(R"({"jsonrpc":"2.0","method":"late","id":1})" "\n");
+    std::ostringstream out;
+    rpc::serve_stream(session, in, out);
+    CHECK(out.str() == R"({"jsonrpc":"2.0","method":"late/progress"})" "\n"
+                       R"({"jsonrpc":"2.0","id":1,"result":true})" "\n");
+    CHECK_FALSE(session.peer().connected());
   }
 
   TEST_CASE("capabilities granted and revoked during a session apply to the messages after") {

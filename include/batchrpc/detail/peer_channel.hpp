@@ -38,6 +38,9 @@ class PeerChannel {
   // answered -32094 (the client cannot answer on a connection that is gone). With `forever`,
   // the session has ended: no writer ever again. Not from inside the writer.
   BATCHRPC_DECL void detach(bool forever = false);
+  // The client can send nothing more (a stream's input ended) but may still be written to:
+  // the requests waiting are answered -32094, and new ones at once, until the next attach.
+  BATCHRPC_DECL void end_input();
   BATCHRPC_DECL bool connected();
 
   BATCHRPC_DECL bool notify(std::string_view method, const Json& params);
@@ -68,6 +71,7 @@ class PeerChannel {
   std::mutex mutex_;
   std::shared_ptr<const Outbound> writer_;
   bool ended_ = false;
+  bool input_ended_ = false;  // no answer can come: requests fail at once
   std::uint64_t last_id_ = 0;
   struct Waiting {
     ReplyHandler done;

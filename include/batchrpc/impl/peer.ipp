@@ -91,7 +91,9 @@ inline Reply unavailable_reply(const char* why) { return Reply(Error(ErrorCode::
 BATCHRPC_DECL void PeerChannel::attach(Outbound send) {
   auto shared = std::make_shared<const Outbound>(std::move(send));
   std::lock_guard lock(mutex_);
-  if (!ended_) writer_ = std::move(shared);
+  if (ended_) return;
+  writer_ = std::move(shared);
+  input_ended_ = false;
 }
 
 BATCHRPC_DECL PeerTimer& PeerTimer::instance() {
@@ -137,6 +139,19 @@ BATCHRPC_DECL void PeerChannel::detach(bool forever) {
   for (auto& [n, entry] : waiting) {
     if (entry.due != PeerTimer::Clock::time_point{}) PeerTimer::instance().remove(entry.due, this, n);
     deliver(entry.done, unavailable_reply("the connection to the client ended before it answered"));
+  }
+}
+
+BATCHRPC_DECL void PeerChannel::end_input() {
+  std::unordered_map<std::uint64_t, Waiting> waiting;
+  {
+    std::lock_guard lock(mutex_);
+    input_ended_ = true;
+    waiting.swap(waiting_);
+  }
+  for (auto& [n, entry] : waiting) {
+    if (entry.due != PeerTimer::Clock::time_point{}) PeerTimer::instance().remove(entry.due, this, n);
+    deliver(entry.done, unavailable_reply("the client's input ended before it answered"));
   }
 }
 
@@ -203,18 +218,21 @@ BATCHRPC_DECL std::string PeerChannel::request(std::string_view method, const Js
   std::string message = peer_message(method, params, id);  // throws before anything is kept
   const bool fits = message.size() <= max_bytes_;
   bool kept = false;
+  bool input_ended = false;
   const PeerTimer::Clock::time_point due = deadline_after(options.timeout);
   if (fits) {
     // Kept before it is sent: the answer may come before the writer returns.
     std::lock_guard lock(mutex_);
-    if (writer_ != nullptr) kept = waiting_.emplace(n, Waiting{std::move(done), due}).second;
+    input_ended = input_ended_;
+    if (writer_ != nullptr && !input_ended) kept = waiting_.emplace(n, Waiting{std::move(done), due}).second;
   }
   // Timed from here; an answer that comes first removes it from the timer.
   if (kept && due != PeerTimer::Clock::time_point{}) PeerTimer::instance().add(due, self, n);
   if (!fits) {
     deliver(done, Reply(Error(ErrorCode::response_too_large, "the request is larger than Limits::max_response_bytes")));
   } else if (!kept) {
-    deliver(done, unavailable_reply("the session has no connection to its client"));
+    deliver(done, unavailable_reply(input_ended ? "the client's input has ended: it can answer nothing more"
+                                                : "the session has no connection to its client"));
   } else if (!send(std::move(message))) {
     if (ReplyHandler taken = take(n)) deliver(taken, unavailable_reply("the request could not be sent to the client"));
   }

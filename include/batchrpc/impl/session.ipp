@@ -325,4 +325,6 @@ BATCHRPC_DECL void Session::attach(Outbound send) { core_->peer->attach(std::mov
 
 BATCHRPC_DECL void Session::detach() { core_->peer->detach(); }
 
+BATCHRPC_DECL void Session::end_input() { core_->peer->end_input(); }
+
 }  // namespace rpc

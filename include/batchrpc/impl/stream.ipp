@@ -221,9 +221,9 @@ BATCHRPC_DECL void serve_stream(Session& session, const StreamReader& read,
     failure = std::current_exception();
   }
   // No more input, so no answer from the client: the server's requests still waiting are
-  // answered now (their handlers may then reply), and nothing more is sent through
-  // `connection` once detach() has returned.
-  session.detach();
+  // answered now (their handlers may then reply). The handlers still running may still send
+  // their progress and log messages, up to drain().
+  session.end_input();
   // Completions refer to `connection`, so none may run after we return, whatever ended the
   // loop. A failed write cancels what was in flight then, but a message handed in after that
   // (between the reading thread's last look and the cancel) is cancelled here: the flag is
@@ -235,6 +235,9 @@ BATCHRPC_DECL void serve_stream(Session& session, const StreamReader& read,
     }
   }
   session.drain();  // every completion has run: every reply is written (or dropped, peer gone)
+  // Nothing more is sent through `connection` once detach() has returned: a handle on the
+  // session's Peer kept elsewhere gets false from then on.
+  session.detach();
   if (!failure) failure = connection.write_error();
   if (failure) std::rethrow_exception(failure);
 }
