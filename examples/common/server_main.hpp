@@ -249,8 +249,12 @@ inline int run_server(int argc, char** argv, std::string_view name,
   std::signal(SIGPIPE, SIG_IGN);  // a peer that goes away is seen as a failed write instead
 
   rpc::Router router(rpc::Limits{.max_batch = config.max_batch});
-  // The built-ins first, so a server's own setup can expose them as tools.
-  rpc::add_builtins(router, {.server_name = std::string(name), .server_version = rpc::version_string});
+  // The built-ins first, so a server's own setup can expose them as tools. Cancellation in
+  // all three dialects: batchrpc's own, LSP's $/cancelRequest and MCP's notifications/cancelled.
+  rpc::add_builtins(router, {.server_name = std::string(name),
+                             .server_version = rpc::version_string,
+                             .lsp_cancel = true,
+                             .mcp_cancel = true});
   add_methods(router);
   const std::vector<std::string> granted = config.capabilities_given ? config.capabilities : router.capabilities();
   rpc::ThreadPool pool(config.threads);

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: MIT
+// JSON Schemas for the embed plugin's methods as tools (`tools/list` hands them to the client's
+// model), shared by mcp_server and embed_server.
+#pragma once
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <batchrpc/json.hpp>
+#include <stdexcept>
+#include <string_view>
+
+namespace mcp_example {
+
+// Texts are the plugin's own limits: 1..1024 non-empty strings.
+inline constexpr std::string_view embed_schema = R"({
+  "type": "object",
+  "properties": {
+    "inputs": {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1, "maxItems": 1024},
+    "encoding": {"type": "string", "enum": ["float", "base64"], "default": "float",
+                 "description": "base64: each vector as little-endian float32"}
+  },
+  "required": ["inputs"],
+  "additionalProperties": false
+})";
+
+inline constexpr std::string_view rerank_schema = R"({
+  "type": "object",
+  "properties": {
+    "query": {"type": "string", "minLength": 1},
+    "passages": {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1, "maxItems": 1024},
+    "top_k": {"type": "integer", "minimum": 1}
+  },
+  "required": ["query", "passages"],
+  "additionalProperties": false
+})";
+
+// A schema as one line of JSON. rpc::Tools writes a schema exactly as given, and MCP's stdio
+// transport is one message per line: the readable schemas above must lose their newlines.
+inline rpc::Json schema(std::string_view text) {
+  rapidjson::Document doc;
+  doc.Parse(text.data(), text.size());
+  if (doc.HasParseError()) throw std::invalid_argument("a tool's schema is not JSON");
+  rapidjson::StringBuffer compact;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(compact);
+  doc.Accept(writer);
+  return rpc::json({compact.GetString(), compact.GetSize()});
+}
+
+}  // namespace mcp_example
