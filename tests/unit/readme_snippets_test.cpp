@@ -85,6 +85,35 @@ TEST_SUITE("readme") {
     CHECK(reply == R"({"jsonrpc":"2.0","id":1,"result":{"roots":[]}})");
   }
 
+  TEST_CASE("snippet: progress and log messages") {
+    rpc::Router router;
+    const auto index = [](std::string_view) {};
+    // snippet:begin progress
+    router.add("index", [&](std::vector<std::string> files, rpc::Context& ctx) {
+      const rpc::Progress progress(ctx);  // MCP's progressToken or LSP's workDoneToken, if sent
+      for (std::size_t i = 0; i < files.size() && !ctx.stop_requested(); ++i) {
+        index(files[i]);
+        progress.report(static_cast<double>(i + 1), static_cast<double>(files.size()), files[i]);
+      }
+      progress.end("indexed");  // LSP's "end"; MCP has none
+      rpc::mcp::log(ctx.peer(), rpc::mcp::LogLevel::info, "index done");
+      return files.size();
+    }, rpc::names("files"));
+    // snippet:end
+    std::vector<std::string> to_client;
+    rpc::Session session{router};
+    session.attach([&](std::string message) {
+      to_client.push_back(std::move(message));
+      return true;
+    });
+    CHECK(session.handle(R"({"jsonrpc":"2.0","method":"index","id":1,"params":{"files":["a","b"],"_meta":{"progressToken":"p"}}})") ==
+          R"({"jsonrpc":"2.0","id":1,"result":2})");
+    CHECK(to_client == std::vector<std::string>{
+                           R"({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1,"total":2,"message":"a"}})",
+                           R"({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":2,"total":2,"message":"b"}})",
+                           R"({"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"index done"}})"});
+  }
+
   TEST_CASE("snippet: capability gating") {
     rpc::Router router;
     // snippet:begin gating
