@@ -1,14 +1,9 @@
 // SPDX-License-Identifier: MIT
 // JSON Schemas for the embed plugin's methods as tools (`tools/list` hands them to the client's
-// model), shared by mcp_server and embed_server.
+// model), shared by mcp_server and embed_server. Written over several lines to be read;
+// rpc::Tools lists them compactly.
 #pragma once
 
-#include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
-#include <batchrpc/json.hpp>
-#include <stdexcept>
 #include <string_view>
 
 namespace mcp_example {
@@ -35,17 +30,5 @@ inline constexpr std::string_view rerank_schema = R"({
   "required": ["query", "passages"],
   "additionalProperties": false
 })";
-
-// A schema as one line of JSON. rpc::Tools writes a schema exactly as given, and MCP's stdio
-// transport is one message per line: the readable schemas above must lose their newlines.
-inline rpc::Json schema(std::string_view text) {
-  rapidjson::Document doc;
-  doc.Parse(text.data(), text.size());
-  if (doc.HasParseError()) throw std::invalid_argument("a tool's schema is not JSON");
-  rapidjson::StringBuffer compact;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(compact);
-  doc.Accept(writer);
-  return rpc::json({compact.GetString(), compact.GetSize()});
-}
 
 }  // namespace mcp_example

@@ -162,20 +162,20 @@ inline void add_embed_tools(rpc::Router& router, rpc::Tools& tools, const embed:
 
   tools.expose("embed",
                {.description = "Dense embeddings: one L2-normalised vector per input text.",
-                .input_schema = schema(embed_schema)});
+                .input_schema = rpc::json(embed_schema)});
   tools.expose("embed_sparse",
                {.description = "Sparse embeddings: indices (ascending) and weights per input text.",
-                .input_schema = schema(embed_schema)});
+                .input_schema = rpc::json(embed_schema)});
   tools.expose("embed_multi",
                {.description = "Multi-vector embeddings: one vector per token of each input text.",
-                .input_schema = schema(embed_schema)});
+                .input_schema = rpc::json(embed_schema)});
   tools.expose("rerank",
                {.description = "Scores passages against a query by cosine similarity, best first.",
-                .input_schema = schema(rerank_schema)});
+                .input_schema = rpc::json(rerank_schema)});
   tools.expose("embed_chunked",
                {.description = "Dense embeddings computed chunkSize texts at a time, with progress "
                                "notifications per chunk; cancellable between chunks.",
-                .input_schema = schema(embed_chunked_schema)});
+                .input_schema = rpc::json(embed_chunked_schema)});
 }
 
 }  // namespace mcp_example

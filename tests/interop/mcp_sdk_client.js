@@ -11,6 +11,7 @@
 'use strict';
 
 const assert = require('node:assert');
+const { waitFor, runChecks } = require('./checks.js');
 const { Client } = require('@modelcontextprotocol/sdk/client/index.js');
 const { StdioClientTransport } = require('@modelcontextprotocol/sdk/client/stdio.js');
 const {
@@ -62,18 +63,6 @@ class RecordingTransport extends StdioClientTransport {
   // The SDK keeps the server's process private; the exit code is read from it.
   get child() {
     return this._process;
-  }
-}
-
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitFor(what, predicate, timeoutMs) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const found = predicate();
-    if (found) return found;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(10);
   }
 }
 
@@ -335,30 +324,11 @@ check('close: the server exits with code 0 at the end of its input', async () =>
 
 // ---- Runner -----------------------------------------------------------------------------------
 
-async function main() {
-  const suiteTimer = setTimeout(() => {
-    console.error(`mcp interop: still running after ${SUITE_TIMEOUT_MS} ms, giving up`);
+runChecks('mcp interop', checks, {
+  timeoutMs: SUITE_TIMEOUT_MS,
+  abandon: () => transport.child?.kill('SIGKILL'),
+  finish: () => {
     transport.child?.kill('SIGKILL');
-    process.exit(1);
-  }, SUITE_TIMEOUT_MS);
-  suiteTimer.unref();
-
-  let passed = 0;
-  let failed = 0;
-  for (const { name, fn } of checks) {
-    try {
-      await fn();
-      passed += 1;
-      console.log(`ok   ${name}`);
-    } catch (err) {
-      failed += 1;
-      console.log(`FAIL ${name}\n${String(err && err.stack ? err.stack : err).replace(/^/gm, '     ')}`);
-    }
-  }
-  transport.child?.kill('SIGKILL');
-  if (failed > 0 && serverStderr) console.log(`server stderr:\n${serverStderr}`);
-  console.log(`${passed} passed, ${failed} failed`);
-  process.exit(failed === 0 && passed === checks.length ? 0 : 1);
-}
-
-main();
+    return serverStderr;
+  },
+});

@@ -14,6 +14,7 @@
 
 const assert = require('node:assert');
 const { spawn } = require('node:child_process');
+const { sleep, waitFor, runChecks } = require('./checks.js');
 const {
   CancellationTokenSource,
   ProgressType,
@@ -43,18 +44,6 @@ function symbolsOf(i) {
   return [symbol(`Widget${i}`, 5, 10), symbol(`parse_widget${i}`, 12, 20), symbol(`kMaxWidgets${i}`, 14, 30)];
 }
 const allSymbols = Array.from({ length: FILES }, (_, i) => symbolsOf(i)).flat();
-
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitFor(what, predicate, timeoutMs) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const found = predicate();
-    if (found) return found;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(10);
-  }
-}
 
 // ---- A server, with a connection that records every message both ways -----------------------
 
@@ -207,31 +196,12 @@ check('exit without shutdown: the server exits with code 1', async () => {
 
 // ---- Runner -----------------------------------------------------------------------------------
 
-async function run() {
-  const suiteTimer = setTimeout(() => {
-    console.error(`lsp interop: still running after ${SUITE_TIMEOUT_MS} ms, giving up`);
-    main.child.kill('SIGKILL');
-    process.exit(1);
-  }, SUITE_TIMEOUT_MS);
-  suiteTimer.unref();
-
-  let passed = 0;
-  let failed = 0;
-  for (const { name, fn } of checks) {
-    try {
-      await fn();
-      passed += 1;
-      console.log(`ok   ${name}`);
-    } catch (err) {
-      failed += 1;
-      console.log(`FAIL ${name}\n${String(err && err.stack ? err.stack : err).replace(/^/gm, '     ')}`);
-    }
-  }
-  connection.dispose();
-  if (main.child.exitCode === null) main.child.kill('SIGKILL');
-  if (failed > 0 && main.stderr) console.log(`server stderr:\n${main.stderr}`);
-  console.log(`${passed} passed, ${failed} failed`);
-  process.exit(failed === 0 && passed === checks.length ? 0 : 1);
-}
-
-run();
+runChecks('lsp interop', checks, {
+  timeoutMs: SUITE_TIMEOUT_MS,
+  abandon: () => main.child.kill('SIGKILL'),
+  finish: () => {
+    connection.dispose();
+    if (main.child.exitCode === null) main.child.kill('SIGKILL');
+    return main.stderr;
+  },
+});

@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
     tools.expose("ping", {.description = "Echoes the nonce it is given.",
                           .input_schema = rpc::json(R"({"type":"object","properties":{"nonce":{}}})")});
     tools.expose("info", {.description = "Describes the server, its model and the capabilities this session is granted."});
-    const rpc::Json embed_schema = mcp_example::schema(mcp_example::embed_schema);
+    const rpc::Json embed_schema = rpc::json(mcp_example::embed_schema);
     tools.expose("embed", {.description = "Dense embeddings: one L2-normalised vector per input text.",
                            .input_schema = embed_schema});
     tools.expose("embed/sparse", {.description = "Sparse embeddings: indices (ascending) and weights per input text.",
@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
     tools.expose("embed/multi", {.description = "Multi-vector embeddings: one vector per token of each input text.",
                                  .input_schema = embed_schema});
     tools.expose("rerank", {.description = "Scores passages against a query by cosine similarity, best first.",
-                            .input_schema = mcp_example::schema(mcp_example::rerank_schema)});
+                            .input_schema = rpc::json(mcp_example::rerank_schema)});
     tools.add_batch_tool();
   });
 }
