@@ -112,7 +112,8 @@ inline void write_dense_result(rpc::ResultWriter& out, const embed::ModelInfo& m
 }
 
 // Embeds `inputs` a chunk at a time: one progress notification per chunk (when the client gave
-// a progressToken), and a cancelled call stops before its next chunk (-32800).
+// a progressToken), and a cancelled call stops before its next chunk (no response is sent for
+// it: MCP's notifications/cancelled asks none).
 inline void embed_chunked(const embed::Backend& backend, const ClientState& client,
                           rpc::Context& ctx, const std::vector<std::string>& inputs,
                           const ChunkPlan& plan, rpc::ResultWriter& out) {

@@ -20,6 +20,7 @@ struct BuiltinOptions {
   /// Also accept language servers' `$/cancelRequest {"id": X}`.
   bool lsp_cancel = false;
   /// Also accept the Model Context Protocol's `notifications/cancelled {"requestId": X}`.
+  /// As MCP asks, the request it cancels then gets no response at all.
   bool mcp_cancel = false;
 };
 
@@ -32,7 +33,8 @@ struct BuiltinOptions {
  * - `notifications/cancel {"id": X}`: cancels the session's queued or running request X (it
  *   is then answered `-32800`); applied before the other members of its batch start; an
  *   unknown or finished id is ignored. Sent as a request, it is answered
- *   `{"cancelled": true|false}`. The same under the LSP and MCP names when asked for.
+ *   `{"cancelled": true|false}`. The same under the LSP and MCP names when asked for,
+ *   except that MCP's leaves the cancelled request with no response (`CancelledReply::none`).
  * @throws std::invalid_argument if one of these names is already registered.
  */
 BATCHRPC_DECL void add_builtins(Router& router, BuiltinOptions options = {});

@@ -26,6 +26,14 @@ class SessionCore;
 struct SessionAccess;
 }
 
+/// What a request cancelled through `Session::cancel` is answered.
+enum class CancelledReply : unsigned char {
+  /// `-32800 Request cancelled` (JSON-RPC's and LSP's way).
+  error,
+  /// Nothing at all: no response is sent for it (MCP's `notifications/cancelled`).
+  none,
+};
+
 /// What a connection is allowed and where its handlers run.
 struct SessionOptions {
   /// The capabilities granted to this connection; methods needing others answer `-32601`.
@@ -141,9 +149,11 @@ class Session {
    * `rpc::Responder`, when only such calls come before it in its message. It could not see a
    * cancel and starts within moments, so it is served as if the cancel came just after. A
    * cancel in its own message still applies to it before it starts.
+   * With `CancelledReply::none` the cancelled requests get no response at all (MCP asks this
+   * of `notifications/cancelled`); their handlers see the cancellation all the same.
    * @returns true when at least one request was cancelled.
    */
-  BATCHRPC_DECL bool cancel(const Value& id);
+  BATCHRPC_DECL bool cancel(const Value& id, CancelledReply reply = CancelledReply::error);
   /// Waits until every message handed in so far has been answered and its completion has
   /// returned (a transport at end of input finishes what is in flight this way), however long
   /// its handlers and Responders take. Work still queued runs first, so do not call it from a

@@ -124,9 +124,9 @@ class SessionCore {
   }
 
   // Signals the requests named `key` (all of them, when null); those still queued are answered
-  // -32800 at once, without waiting for a thread to pick them up. Returns how many requests
-  // this call cancelled.
-  std::size_t cancel(const std::string_view* key) {
+  // -32800 at once, without waiting for a thread to pick them up; with `unanswered`, their
+  // responses are never sent. Returns how many requests this call cancelled.
+  std::size_t cancel(const std::string_view* key, bool unanswered = false) {
     // Copies of the stop sources: a member may complete and be reused once the lock is
     // released, and signalling its old stop state then reaches only that old request.
     std::vector<std::stop_source> signal;
@@ -141,6 +141,7 @@ class SessionCore {
       queued.reserve(count);
       for (auto it = first; it != last; ++it) {
         Member* m = it->second;
+        if (unanswered) m->unanswered.store(true, std::memory_order_relaxed);
         if (m->cancel_asked.exchange(true, std::memory_order_acq_rel)) continue;  // cancelled before
         ++n;
         if (m->stop.stop_possible()) signal.push_back(m->stop);

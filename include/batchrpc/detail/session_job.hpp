@@ -378,6 +378,7 @@ class Job {
     // Relaxed: other threads reach the member only through the in-flight table's mutex or the
     // executor's queue, which order these stores before them.
     m.cancel_asked.store(false, std::memory_order_relaxed);
+    m.unanswered.store(false, std::memory_order_relaxed);
     m.phase.store(Member::queued, std::memory_order_relaxed);
     if (parsed.is_response) {  // the client's answer to a request of ours: never answered
       take_response(parsed);
@@ -580,6 +581,7 @@ class Job {
     const Limits& limits = options().limits;
     if (!batch_) {  // the member's response is the reply: taken over, not copied
       Member& m = *members_[0];
+      if (m.unanswered.load(std::memory_order_relaxed)) return;  // cancelled with no answer
       reply_.swap(m.text);
       if (!reply_.empty()) fit_response(limits, m.request.id, 0, w, reply_);
       return;
@@ -588,7 +590,7 @@ class Job {
     bool any = false;
     for (std::size_t i = 0; i < count_; ++i) {
       const Member& m = *members_[i];
-      if (m.text.empty()) continue;
+      if (m.text.empty() || m.unanswered.load(std::memory_order_relaxed)) continue;
       if (any) reply_.append(',');
       any = true;
       const std::size_t start = reply_.size();

@@ -43,6 +43,9 @@ class Member final : public Deferred {
   // Set, under the session's lock, by the first cancel that reaches the request (whether or not
   // it has a stop state); read by the thread about to run it.
   std::atomic<bool> cancel_asked{false};
+  // Set with cancel_asked by a cancel that wants no response sent (MCP's); read once the job's
+  // members are all done, which orders it after the cancel.
+  std::atomic<bool> unanswered{false};
   std::string key;  // its id as a lookup key
   bool enrolled = false;
   bool to_enroll = false;  // chosen by Job::enroll_cancellable, enrolled with the rest of its message

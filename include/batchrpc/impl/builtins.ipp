@@ -14,13 +14,14 @@ namespace rpc::inline BATCHRPC_ABI {
 namespace detail {
 
 // Cancels the request `id` names in the caller's session; answers whether anything was.
-inline void cancel_request(const Value& id, std::string_view param, Context& ctx, ResultWriter& out) {
+inline void cancel_request(const Value& id, std::string_view param, Context& ctx, ResultWriter& out,
+                           CancelledReply reply = CancelledReply::error) {
   if (!id.IsString() && !id.IsNumber()) {
     throw Error(ErrorCode::invalid_params,
                 Json::trusted(R"({"param":")" + std::string(param) +
                               R"(","reason":"expected a string or a number"})"));
   }
-  const bool cancelled = ctx.session() != nullptr && ctx.session()->cancel(id);
+  const bool cancelled = ctx.session() != nullptr && ctx.session()->cancel(id, reply);
   out.start_object();
   out.key("cancelled");
   out.boolean(cancelled);
@@ -89,7 +90,10 @@ BATCHRPC_DECL void add_builtins(Router& router, BuiltinOptions options) {
   if (options.mcp_cancel) {
     router.add("notifications/cancelled",
                [](const Value& request_id, const std::optional<std::string>&, Context& ctx,
-                  ResultWriter& out) { detail::cancel_request(request_id, "requestId", ctx, out); },
+                  ResultWriter& out) {
+                 // MCP: the cancelled request gets no response.
+                 detail::cancel_request(request_id, "requestId", ctx, out, CancelledReply::none);
+               },
                names("requestId", "reason"), cancel);
   }
 }

@@ -306,11 +306,11 @@ BATCHRPC_DECL bool Session::revoke(std::string_view capability) {
 
 BATCHRPC_DECL const Router& Session::router() const { return core_->router; }
 
-BATCHRPC_DECL bool Session::cancel(const Value& id) {
+BATCHRPC_DECL bool Session::cancel(const Value& id, CancelledReply reply) {
   std::string key;
   if (!detail::id_key(id, key)) return false;
   const std::string_view view = key;
-  return core_->cancel(&view) > 0;
+  return core_->cancel(&view, reply == CancelledReply::none) > 0;
 }
 
 BATCHRPC_DECL std::size_t Session::cancel_all() { return core_->cancel(nullptr); }
