@@ -169,6 +169,8 @@ class StreamClient {
     write_raw(frame);
   }
   void write_raw(std::string_view bytes) { asio::write(socket_, asio::buffer(bytes.data(), bytes.size())); }
+  // Ends what this client sends; it still reads.
+  void shutdown_send() { socket_.shutdown(asio::socket_base::shutdown_send); }
 
   // The next message; nothing at the end of the stream or after the read timeout.
   std::optional<std::string> receive() {

@@ -517,6 +517,22 @@ TEST_SUITE("net: two-way") {
     CHECK(f.client_gone.load() == 1);
   }
 
+  TEST_CASE("a stream client that stops sending still hears from a handler that is still running") {
+    Fixture f;
+    f.router.add("late", [](rpc::Context& ctx) {
+      std::this_thread::sleep_for(200ms);  // the client's input ends meanwhile
+      const bool told = ctx.peer().notify("late/progress");
+      const bool refused = ctx.peer().request("late/question").get().error()->code() == -32094;  // at once
+      return told && refused;
+    });
+    StreamClient client(netclient::connect_tcp(f.io, f.listen(rpc::net::Protocol::lines)), false);
+    client.send(call("late", "[]", "1"));
+    client.shutdown_send();
+    CHECK(client.receive() == R"({"jsonrpc":"2.0","method":"late/progress"})");
+    CHECK(client.receive() == result("1", "true"));
+    CHECK(client.closed_by_server());
+  }
+
   TEST_CASE("over HTTP POST there is no way to the client: a request to it fails at once") {
     Fixture f;
     HttpClient client(f.io, f.listen());

@@ -102,7 +102,9 @@ class StreamConnection final : public Connection,
     if (closed_) return;
     if (error) {  // end of input: what is in flight is finished and answered, then closed
       input_ended_ = true;
-      session_.detach();  // the client can no longer answer the server's requests
+      // The client can answer nothing more, but handlers still running may still write to it
+      // (their progress, logs) until the connection closes, which detaches.
+      session_.end_input();
       framer_.finish(*this);
       close_when_done();
       return;
