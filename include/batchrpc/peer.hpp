@@ -105,6 +105,9 @@ struct PeerRequestOptions {
  * already, or cancelled) is dropped and reported to `SessionOptions::unmatched_response`;
  * it is never answered.
  *
+ * A Peer taken from a handler's `Context` belongs to that call, and so do its copies: a
+ * transport with a stream per call (MCP Streamable HTTP) sends its messages on that call's.
+ *
  * Lifetime: a copy may be kept anywhere for as long as wanted, beyond the session. Once the
  * session ends (or the transport detaches, at the end of its connection) every request still
  * waiting is answered `-32094`, `notify` returns false and `request` answers `-32094` at once.
@@ -156,8 +159,11 @@ class Peer {
 
  private:
   friend struct detail::PeerAccess;
+  friend class Context;
   explicit Peer(std::shared_ptr<detail::PeerChannel> channel) : channel_(std::move(channel)) {}
   std::shared_ptr<detail::PeerChannel> channel_;
+  // The request this handle was taken for (Context::peer; detail::call_key), or empty.
+  std::string call_;
 };
 
 }  // namespace rpc

@@ -14,6 +14,7 @@
 
 #include "config.hpp"
 #include "context.hpp"
+#include "detail/peer_call.hpp"
 #include "executor.hpp"
 #include "json.hpp"
 #include "peer.hpp"
@@ -192,7 +193,12 @@ class Session {
 
 /// The way to the client of the session the call came through; a `Peer` with no client for
 /// `Router::handle`.
-inline Peer Context::peer() const { return origin_.session != nullptr ? origin_.session->peer() : Peer(); }
+inline Peer Context::peer() const {
+  if (origin_.session == nullptr) return Peer();
+  Peer peer = origin_.session->peer();
+  peer.call_ = detail::call_key(id_);  // its messages belong to this call
+  return peer;
+}
 
 }  // namespace rpc
 

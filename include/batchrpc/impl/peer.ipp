@@ -18,6 +18,7 @@
 
 #include "../detail/error_object.hpp"
 #include "../detail/params_text.hpp"
+#include "../detail/peer_call.hpp"
 #include "../detail/peer_channel.hpp"
 #include "../detail/peer_timer.hpp"
 #include "../peer.hpp"
@@ -282,6 +283,7 @@ BATCHRPC_DECL bool Peer::notify(std::string_view method, const Json& params) con
     (void)detail::checked_params(method, params);  // the same exceptions as with a client
     return false;
   }
+  const detail::CallScope call(call_);  // for the transport's writer, which runs here
   return channel_->notify(method, params);
 }
 
@@ -292,6 +294,7 @@ BATCHRPC_DECL std::string Peer::request(std::string_view method, const Json& par
     detail::deliver(done, detail::unavailable_reply("this Peer has no client"));
     return {};
   }
+  const detail::CallScope call(call_);
   return channel_->request(method, params, std::move(done), options, channel_);
 }
 
