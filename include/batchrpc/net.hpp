@@ -19,6 +19,17 @@
 ///
 /// Streams (TCP or Unix-domain): one session per connection, framed by lines or
 /// `Content-Length` as `rpc::serve_stream` does; replies go out as they complete.
+///
+/// MCP Streamable HTTP (`Protocol::mcp`, on `ServerOptions::mcp.path`): a session starts with
+/// each `initialize` POSTed without an `Mcp-Session-Id` and is named by that header afterwards
+/// (`400` without it, `404` for an unknown one, `DELETE` ends it). A POST of requests is
+/// answered `application/json`, or `text/event-stream` once the server sends a message for one
+/// of its calls (those messages, then the reply); a POST of notifications or responses `202`.
+/// `GET` opens the session's stream for messages that belong to no running call (`409` for a
+/// second one). An `Origin` not allowed is `403`, an unsupported `MCP-Protocol-Version` `400`,
+/// an `Accept` that does not allow JSON and event streams `406`. The server's messages are
+/// those of each session's `rpc::Peer`; one sent through a handler's `ctx.peer()` goes on the
+/// stream of the POST holding that call.
 #pragma once
 
 #include <algorithm>

@@ -29,6 +29,10 @@ enum class Protocol {
   lines,
   /// A byte stream with `Content-Length:` framing (`rpc::Framing::content_length`).
   content_length,
+  /// The Model Context Protocol's Streamable HTTP transport (revision 2025-06-18 and later) on
+  /// `ServerOptions::mcp`'s path: sessions by `Mcp-Session-Id`, replies as JSON or as an event
+  /// stream that carries the server's own messages first, and a `GET` stream (see net.hpp).
+  mcp,
 };
 
 /// What a server knows of a connection when one of its sessions starts (`ServerOptions::on_session`).
@@ -60,6 +64,24 @@ struct ConnectionInfo {
     }
     return {};
   }
+};
+
+/// Settings of the MCP Streamable HTTP listeners (`Protocol::mcp`).
+struct McpHttpOptions {
+  /// The one endpoint; requests for any other path are answered `404`.
+  std::string path = "/mcp";
+  /// Origins a browser's request may come from (`Origin: https://app.example:8443`, compared
+  /// exactly); others are answered `403`, against DNS rebinding. Empty: only loopback origins
+  /// (host `localhost`, `127.0.0.1` or `[::1]`, any scheme and port). A request without an
+  /// `Origin` header (not from a browser) is always let through.
+  std::vector<std::string> allowed_origins{};
+  /// `MCP-Protocol-Version` values accepted; another is answered `400`. The header is optional
+  /// (MCP assumes 2025-03-26 without it). Which revision a session speaks is the `initialize`
+  /// handler's choice.
+  std::vector<std::string> protocol_versions{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
+  /// `GET` opens a stream for the server's messages sent while no call of the session is in
+  /// progress; false: `GET` is answered `405`, and such messages are not sent.
+  bool listen_stream = true;
 };
 
 /// Settings of a `net::Server`. Every defence has a default; each is a plain field to change.
@@ -110,9 +132,11 @@ struct ServerOptions {
   /// each server its own prefix and route on it, so that a request naming a session (a
   /// cancel) reaches the server that has it (see deploy/nginx/).
   std::string session_id_prefix{};
-  /// HTTP: sessions kept for reuse by id; past this, the least recently used idle one goes.
+  /// `Protocol::mcp` listeners: the endpoint, origins and protocol versions.
+  McpHttpOptions mcp{};
+  /// HTTP and MCP: sessions kept for reuse by id; past this, the least recently used idle one goes.
   std::size_t max_sessions = 1024;
-  /// HTTP: how long an idle session is kept for reuse after its last request.
+  /// HTTP and MCP: how long an idle session is kept for reuse after its last request.
   std::chrono::seconds session_idle{300};
 };
 

@@ -16,8 +16,10 @@
 #include <deque>
 #include <filesystem>
 #include <future>
+#include <iterator>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -158,6 +160,122 @@ TEST_CASE("net: the README's example serves HTTP, WebSocket and a Unix socket, a
     CHECK(lines.call(call("add", "[3,3]", "3")) == result("3", "6"));
   }
   CHECK_FALSE(std::filesystem::exists(path));  // removed at shutdown
+}
+
+namespace {
+
+// The README's MCP server, defined in its own function as a user would write it.
+void readme_mcp_server(rpc::Router& router, rpc::Tools& tools) {
+  // snippet:begin mcp
+  rpc::add_builtins(router, {.mcp_cancel = true});  // ping, notifications/cancelled
+  router.add("initialize", [](rpc::Params) {  // a real server negotiates protocolVersion
+    return rpc::json(R"({"protocolVersion":"2025-06-18","capabilities":{"tools":{}},)"
+                     R"("serverInfo":{"name":"words","version":"1.0.0"}})");
+  });
+  router.add("notifications/initialized", [] {});
+  router.add("count_words", [](const std::vector<std::string>& texts, rpc::Context& ctx) {
+    const rpc::Progress progress(ctx);  // reports if the client sent a progressToken
+    std::size_t words = 0;
+    for (std::size_t i = 0; i < texts.size() && !ctx.stop_requested(); ++i) {
+      std::istringstream in(texts[i]);
+      words += static_cast<std::size_t>(std::distance(std::istream_iterator<std::string>(in), {}));
+      progress.report(static_cast<double>(i + 1), static_cast<double>(texts.size()));
+    }
+    return rpc::json("{\"words\":" + std::to_string(words) + "}");
+  }, rpc::names("texts"));
+  tools.expose("count_words", {.description = "Counts the words in texts.",
+      .input_schema = rpc::json(R"({"type":"object","required":["texts"],)"
+                                R"("properties":{"texts":{"type":"array","items":{"type":"string"}}}})")});
+  tools.add_batch_tool();  // several tool calls in one
+  // snippet:end
+}
+
+http::request<http::string_body> mcp_post(std::string body, std::string_view session) {
+  auto request = netclient::post(std::move(body));
+  request.target("/mcp");
+  request.set(http::field::accept, "application/json, text/event-stream");
+  if (!session.empty()) request.set("Mcp-Session-Id", session);
+  return request;
+}
+
+}  // namespace
+
+TEST_CASE("net: MCP: an inline handler's messages come before its reply, on its own response") {
+  rpc::Router router;
+  router.add("initialize", [](rpc::Params) { return rpc::json("{}"); });
+  router.add("quick", [](rpc::Context& ctx) {
+    ctx.peer().notify("notifications/message", rpc::json(R"({"level":"info","data":"quick"})"));
+    return 1;
+  }, {.inline_only = true});
+  rpc::net::Server server{router};
+  const int port = server.listen("127.0.0.1", 0, rpc::net::Protocol::mcp);
+  server.start();
+  asio::io_context io;
+  HttpClient client(io, port);
+  auto initialize = mcp_post(call("initialize", "{}", "1"), "");
+  client.send(initialize);
+  const auto initialized = client.receive();
+  REQUIRE(initialized);
+  const std::string session(initialized->at("Mcp-Session-Id"));
+  auto quick = mcp_post(call("quick", "{}", "2"), session);
+  client.send(quick);
+  const auto reply = client.receive();
+  REQUIRE(reply);
+  CHECK((*reply)[http::field::content_type] == "text/event-stream");
+  CHECK(reply->body() == "event: message\ndata: "
+                         R"({"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"quick"}})"
+                         "\n\nevent: message\ndata: "
+                         R"({"jsonrpc":"2.0","id":2,"result":1})"
+                         "\n\n");
+}
+
+TEST_CASE("net: the README's MCP server answers over Streamable HTTP, progress first") {
+  rpc::Router router;
+  rpc::Tools tools{router};
+  readme_mcp_server(router, tools);
+  asio::io_context io;
+  int port = 0;
+  {
+    // snippet:begin mcp_http
+    rpc::net::Server server{router};
+    port = server.listen("127.0.0.1", 0, rpc::net::Protocol::mcp);  // http://127.0.0.1:port/mcp
+    server.start();
+    // snippet:end
+    HttpClient client(io, port);
+    auto initialize = mcp_post(call("initialize", R"({"protocolVersion":"2025-06-18","capabilities":{},)"
+                                                  R"("clientInfo":{"name":"t","version":"1"}})", "1"), "");
+    client.send(initialize);
+    const auto initialized = client.receive();
+    REQUIRE(initialized);
+    CHECK(initialized->result() == http::status::ok);
+    CHECK(initialized->body() ==
+          R"({"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"words","version":"1.0.0"}}})");
+    const std::string session(initialized->at("Mcp-Session-Id"));
+    CHECK(session.size() == 32);
+
+    auto confirm = mcp_post(notification("notifications/initialized", "{}"), session);
+    client.send(confirm);
+    const auto accepted = client.receive();
+    REQUIRE(accepted);
+    CHECK(accepted->result() == http::status::accepted);
+    CHECK(accepted->body().empty());
+
+    auto count = mcp_post(call("tools/call", R"({"name":"count_words","arguments":{"texts":["a b","c"]},"_meta":{"progressToken":7}})", "2"), session);
+    client.send(count);
+    const auto counted = client.receive();
+    REQUIRE(counted);
+    CHECK(counted->result() == http::status::ok);
+    CHECK((*counted)[http::field::content_type] == "text/event-stream");
+    CHECK((*counted)["Mcp-Session-Id"] == session);
+    CHECK(counted->body() ==
+          "event: message\ndata: "
+          R"({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":7,"progress":1,"total":2}})"
+          "\n\nevent: message\ndata: "
+          R"({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":7,"progress":2,"total":2}})"
+          "\n\nevent: message\ndata: "
+          R"({"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"{\"words\":3}"}],"structuredContent":{"words":3},"isError":false}})"
+          "\n\n");
+  }
 }
 
 TEST_SUITE("net: HTTP") {

@@ -81,6 +81,7 @@ class SessionUse {
   explicit operator bool() const noexcept { return entry_ != nullptr; }
   bool refused_for_closing() const noexcept { return closing_; }
   Session& session() const noexcept { return entry_->session; }
+  SessionEntry& entry() const noexcept { return *entry_; }
   // The id to send back; empty when the session is not reachable by id.
   const std::string& id() const noexcept { return id_; }
 
@@ -133,6 +134,18 @@ class SessionRegistry {
       entries_.emplace(own->id, own);
     }
     return hold_locked(own);
+  }
+
+  // Takes the session named `id` out of the registry (a client ended it): it is reachable no
+  // more, and goes when the requests holding it are done. nullptr when no session has that id.
+  std::shared_ptr<SessionEntry> remove(std::string_view id) {
+    std::lock_guard lock(mutex_);
+    const auto found = entries_.find(std::string(id));
+    if (found == entries_.end()) return nullptr;
+    std::shared_ptr<SessionEntry> entry = std::move(found->second);
+    entries_.erase(found);
+    entry->registered = false;
+    return entry;  // destroyed by the caller, outside the lock
   }
 
   // For the server's destruction: no session is handed out any more, and the requests being

@@ -56,12 +56,24 @@ class Hub {
                           .by_id = !options.session_header.empty(),
                           .max_sessions = options.max_sessions,
                           .idle = options.session_idle,
-                          .id_prefix = options.session_id_prefix}) {}
+                          .id_prefix = options.session_id_prefix}),
+        mcp_sessions(router, {.session = session_options,
+                              .by_id = true,
+                              .max_sessions = options.max_sessions,
+                              .idle = options.session_idle,
+                              .id_prefix = options.session_id_prefix}) {}
 
   const Router& router;
   const ServerOptions& options;
   const SessionOptions session_options;
-  rpc::detail::SessionRegistry sessions;  // HTTP sessions (WebSocket and streams own theirs)
+  rpc::detail::SessionRegistry sessions;      // HTTP sessions (WebSocket and streams own theirs)
+  rpc::detail::SessionRegistry mcp_sessions;  // MCP Streamable HTTP sessions, always by id
+
+  // Shutdown: cancels what the HTTP and MCP sessions have in flight, until nothing is.
+  void close_sessions() {
+    sessions.close();
+    mcp_sessions.close();
+  }
 
   // What becomes of a new connection. One that is served counts against max_connections;
   // one that is refused (answered 503, 1013 or -32093, then closed) against a small cap of

@@ -142,8 +142,9 @@ class Listener final : public Listening, public std::enable_shared_from_this<Lis
 
   template <class Stream>
   void open(Stream stream, bool served) {
-    if (protocol_ == Protocol::http) {
-      auto connection = std::make_shared<HttpConnection<Stream>>(hub_, std::move(stream), !served);
+    if (protocol_ == Protocol::http || protocol_ == Protocol::mcp) {
+      auto connection =
+          std::make_shared<HttpConnection<Stream>>(hub_, std::move(stream), !served, protocol_ == Protocol::mcp);
       hub_.add(*connection, connection, served);
       connection->start();
       return;

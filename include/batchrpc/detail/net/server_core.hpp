@@ -100,14 +100,14 @@ class ServerCore {
       // HTTP sessions are cancelled through their registry, which waits until no request is
       // being handled: on a thread of its own, so that the connections still open after the
       // second grace are closed on time even if a handler ignores its stop token.
-      std::thread cancel_http([this] { hub_.sessions.close(); });
+      std::thread cancel_http([this] { hub_.close_sessions(); });
       if (!hub_.wait_closed(options_.shutdown_grace)) {
         hub_.for_each([](Connection& c) { c.post_close(); });
         hub_.wait_closed();
       }
       cancel_http.join();
     }
-    hub_.sessions.close();
+    hub_.close_sessions();
     hub_.wait_posts();  // answers posted from handler threads hold executor copies until then
     io_.stop();
     for (const auto& path : unix_paths) {
