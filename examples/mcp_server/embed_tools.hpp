@@ -148,15 +148,15 @@ inline void embed_chunked(const embed::Backend& backend, const ClientState& clie
 
 // Registers the plugin's methods (and the aliases above) on `router` and exposes them as tools.
 inline void add_embed_tools(rpc::Router& router, rpc::Tools& tools, const embed::Backend& backend,
-                            const ClientState& client) {
+                            Clients& clients) {
   embed::register_methods(router, backend);
   add_underscore_alias(router, backend, embed::Kind::sparse, "embed_sparse");
   add_underscore_alias(router, backend, embed::Kind::multi, "embed_multi");
   router.add("embed_chunked",
-             [&backend, &client](
+             [&backend, &clients](
                  const std::vector<std::string>& inputs, std::optional<std::int64_t> chunk_size,
                  std::optional<std::int64_t> delay_ms, rpc::Context& ctx, rpc::ResultWriter& out) {
-               embed_chunked(backend, client, ctx, inputs,
+               embed_chunked(backend, *clients.of(ctx), ctx, inputs,
                              plan_chunks(inputs, chunk_size, delay_ms), out);
              },
              rpc::names("inputs", "chunkSize", "delayMs"), {.capability = "embed"});

@@ -6,6 +6,9 @@
 
 #include <array>
 #include <atomic>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
 #include <batchrpc/batchrpc.hpp>
 #include <batchrpc/log.hpp>
 #include <batchrpc/peer.hpp>
@@ -27,8 +30,7 @@ inline std::string_view negotiate_version(std::string_view requested) {
   return supported_versions.front();
 }
 
-// What the server knows of its client. One stdio connection is one client, so one instance
-// serves the whole process; handlers on several threads read it, hence the atomics.
+// What the server knows of one client. Handlers on several threads read it, hence the atomics.
 class ClientState {
  public:
   void set_roots(bool supported) noexcept { roots_.store(supported); }
@@ -44,6 +46,32 @@ class ClientState {
  private:
   std::atomic<bool> roots_{false};
   std::atomic<rpc::mcp::LogLevel> min_level_{rpc::mcp::LogLevel::info};
+};
+
+// The state of each session's client: over stdio the process has one session, over HTTP each
+// MCP session is a client of its own. Kept by the session's address and made afresh at each
+// initialize, which MCP requires first: a session made later at an ended one's address starts
+// clean. (An ended session's state stays until its address is reused: a few bytes each.)
+class Clients {
+ public:
+  // At initialize: a new state for the session of `ctx`.
+  std::shared_ptr<ClientState> start(const rpc::Context& ctx) {
+    auto state = std::make_shared<ClientState>();
+    std::lock_guard lock(mutex_);
+    states_[ctx.session()] = state;
+    return state;
+  }
+  // The state of the session of `ctx` (made now if it sent no initialize).
+  [[nodiscard]] std::shared_ptr<ClientState> of(const rpc::Context& ctx) {
+    std::lock_guard lock(mutex_);
+    std::shared_ptr<ClientState>& state = states_[ctx.session()];
+    if (state == nullptr) state = std::make_shared<ClientState>();
+    return state;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<const rpc::Session*, std::shared_ptr<ClientState>> states_;
 };
 
 // Sends `notifications/message` unless the client asked for a higher level with
@@ -80,9 +108,10 @@ inline void write_initialize_result(rpc::ResultWriter& out, std::string_view ver
   out.end_object();
 }
 
-inline void add_lifecycle(rpc::Router& router, ClientState& client) {
+inline void add_lifecycle(rpc::Router& router, Clients& clients) {
   // Read by hand: MCP adds members over time, and a typed handler would bind only some.
-  router.add("initialize", [&client](rpc::Params params, rpc::ResultWriter& out) {
+  router.add("initialize", [&clients](rpc::Context& ctx, rpc::Params params, rpc::ResultWriter& out) {
+    ClientState& client = *clients.start(ctx);
     const rpc::Value* requested = params.find("protocolVersion");
     const std::string_view version =
         requested != nullptr && requested->IsString()
@@ -98,14 +127,14 @@ inline void add_lifecycle(rpc::Router& router, ClientState& client) {
   router.add("notifications/initialized", [] {}, {.inline_only = true});
 
   router.add("logging/setLevel",
-             [&client](const std::string& level) {
+             [&clients](rpc::Context& ctx, const std::string& level) {
                const std::optional<rpc::mcp::LogLevel> parsed = parse_level(level);
                if (!parsed) {
                  throw rpc::Error(
                      rpc::ErrorCode::invalid_params,
                      rpc::json(R"({"param":"level","reason":"not one of MCP's log levels"})"));
                }
-               client.set_min_level(*parsed);
+               clients.of(ctx)->set_min_level(*parsed);
                return rpc::json("{}");
              },
              rpc::names("level"), {.inline_only = true});

@@ -13,11 +13,11 @@ namespace mcp_example {
 // The client's answer can take a human in the loop; past this the tool fails with -32095.
 inline constexpr std::chrono::seconds roots_timeout{30};
 
-inline void add_roots_tool(rpc::Router& router, rpc::Tools& tools, const ClientState& client) {
+inline void add_roots_tool(rpc::Router& router, rpc::Tools& tools, Clients& clients) {
   // The handler takes a Responder and returns at once: the client's reply arrives on the
   // thread that reads its messages, which must not be the one waiting for it.
-  router.add("list_roots", [&client](rpc::Context& ctx, rpc::Responder answer) {
-    if (!client.has_roots()) {
+  router.add("list_roots", [&clients](rpc::Context& ctx, rpc::Responder answer) {
+    if (!clients.of(ctx)->has_roots()) {
       answer.reject(rpc::Error(rpc::ErrorCode::client_unavailable, "the client did not declare the roots capability"));
       return;
     }

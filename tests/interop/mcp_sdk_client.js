@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: MIT
-// Interoperability: mcp_server driven over stdio by the official MCP TypeScript SDK's Client
-// and StdioClientTransport, clients we did not write. Every check compares exact values.
+// Interoperability: mcp_server driven by the official MCP TypeScript SDK's Client over stdio
+// (StdioClientTransport) or MCP Streamable HTTP (StreamableHTTPClientTransport), clients we did
+// not write. Every check compares exact values.
 //
-//   node mcp_sdk_client.js <path to mcp_server>
+//   node mcp_sdk_client.js <path to mcp_server> [--http]
 //
-// The SDK spawns the server. The checks run in order on one connection: initialize, tools/list,
-// tools/call (embed, embed_sparse, batch), progress, logging, cancellation, roots/list answered
-// by the client, then close and the server's exit code. Prints one line per check and an
+// Over stdio the SDK spawns the server; over HTTP this script does (`--http 127.0.0.1:0`) and
+// reads its URL. The checks run in order in one session: initialize, tools/list, tools/call
+// (embed, embed_sparse, batch), progress, logging, cancellation, roots/list answered by the
+// client, then the session's end (HTTP: DELETE, after which its id is unknown) and the server's
+// exit code. Prints one line per check and an
 // `N passed, M failed` summary; exits non-zero on any failure.
 'use strict';
 
@@ -14,6 +17,8 @@ const assert = require('node:assert');
 const { sleep, waitFor, runChecks } = require('./checks.js');
 const { Client } = require('@modelcontextprotocol/sdk/client/index.js');
 const { StdioClientTransport } = require('@modelcontextprotocol/sdk/client/stdio.js');
+const { StreamableHTTPClientTransport } = require('@modelcontextprotocol/sdk/client/streamableHttp.js');
+const { spawn } = require('node:child_process');
 const {
   LATEST_PROTOCOL_VERSION,
   ListRootsRequestSchema,
@@ -22,8 +27,9 @@ const {
 } = require('@modelcontextprotocol/sdk/types.js');
 
 const serverPath = process.argv[2];
-if (!serverPath) {
-  console.error('usage: node mcp_sdk_client.js <path to mcp_server>');
+const overHttp = process.argv[3] === '--http';
+if (!serverPath || (process.argv.length > 3 && !overHttp)) {
+  console.error('usage: node mcp_sdk_client.js <path to mcp_server> [--http]');
   process.exit(2);
 }
 
@@ -38,9 +44,9 @@ const ROOTS = [
 
 // ---- A transport that also records every message, both ways, with the time it passed --------
 
-class RecordingTransport extends StdioClientTransport {
-  constructor(params) {
-    super(params);
+const recording = (Transport) => class extends Transport {
+  constructor(...args) {
+    super(...args);
     this.received = [];
     this.sent = [];
   }
@@ -60,9 +66,23 @@ class RecordingTransport extends StdioClientTransport {
     this.sent.push({ at: Date.now(), message });
     return super.send(message, options);
   }
+};
+
+class RecordingStdio extends recording(StdioClientTransport) {
   // The SDK keeps the server's process private; the exit code is read from it.
   get child() {
     return this._process;
+  }
+}
+
+class RecordingHttp extends recording(StreamableHTTPClientTransport) {
+  constructor(url, child) {
+    super(new URL(url));
+    this.url = url;
+    this.server = child;
+  }
+  get child() {
+    return this.server;
   }
 }
 
@@ -87,10 +107,30 @@ function structured(result) {
 // The SDK hands the server only a few variables (PATH, HOME, ...); the sanitizer builds' options
 // (suppressions, halt_on_error) must reach it too.
 const sanitizerEnv = Object.fromEntries(Object.entries(process.env).filter(([key]) => /^[A-Z]+SAN_OPTIONS$/.test(key)));
-const transport = new RecordingTransport({ command: serverPath, args: [], env: sanitizerEnv, stderr: 'pipe' });
 let serverStderr = '';
-transport.stderr.setEncoding('utf8');
-transport.stderr.on('data', (chunk) => { serverStderr += chunk; });
+let transport = null;
+if (!overHttp) {
+  transport = new RecordingStdio({ command: serverPath, args: [], env: sanitizerEnv, stderr: 'pipe' });
+  transport.stderr.setEncoding('utf8');
+  transport.stderr.on('data', (chunk) => { serverStderr += chunk; });
+}
+
+// Over HTTP: starts mcp_server on a free port and makes the transport once it says where.
+function startHttpServer() {
+  const child = spawn(serverPath, ['--http', '127.0.0.1:0'], { env: process.env, stdio: ['ignore', 'ignore', 'pipe'] });
+  child.stderr.setEncoding('utf8');
+  return new Promise((resolve, reject) => {
+    child.stderr.on('data', (chunk) => {
+      serverStderr += chunk;
+      const url = /MCP Streamable HTTP on (http:\/\/\S+\/mcp)\n/.exec(serverStderr);
+      if (url && transport === null) {
+        transport = new RecordingHttp(url[1], child);
+        resolve();
+      }
+    });
+    child.once('exit', (code, signal) => reject(new Error(`mcp_server ended (${code}, ${signal}) before listening`)));
+  });
+}
 
 const client = new Client({ name: 'batchrpc-interop', version: '1.0.0' },
                           { capabilities: { roots: { listChanged: false } } });
@@ -114,10 +154,13 @@ const check = (name, fn) => checks.push({ name, fn });
 let serverExit = null;  // a promise of { code, signal }, from connect on
 
 check('initialize: version negotiated, capabilities and serverInfo', async () => {
+  if (overHttp) await startHttpServer();
+  const exited = overHttp ? new Promise((resolve) => transport.child.once('exit', (code, signal) => resolve({ code, signal }))) : null;
   await client.connect(transport);
   const child = transport.child;
-  assert.ok(child, 'the SDK spawned the server');
-  serverExit = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  assert.ok(child, 'the server was spawned');
+  serverExit = exited ?? new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  if (overHttp) assert.match(transport.sessionId, /^[0-9a-f]{32}$/);
 
   const init = transport.sent.find((s) => s.message.method === 'initialize').message;
   assert.strictEqual(init.params.protocolVersion, LATEST_PROTOCOL_VERSION);
@@ -261,6 +304,24 @@ check('logging/setLevel warning: info messages are no longer sent', async () => 
   assert.deepStrictEqual(logs, []);
 });
 
+check('two calls at once: the progress of each comes before its own result', async () => {
+  const batches = [texts(4, 'concurrent a'), texts(4, 'concurrent b')];
+  const results = await Promise.all(batches.map((inputs) => client.callTool(
+    { name: 'embed_chunked', arguments: { inputs, chunkSize: 1, delayMs: 30 } }, undefined, { onprogress: () => {} })));
+  batches.forEach((inputs, i) => {
+    const request = transport.sent.find((s) => s.message.method === 'tools/call' &&
+                                                s.message.params.arguments.inputs?.[0] === inputs[0]).message;
+    const progress = transport.received.filter((r) => r.message.method === 'notifications/progress' &&
+                                                      r.message.params.progressToken === request.id);
+    assert.deepStrictEqual(progress.map((r) => r.message.params.progress), [1, 2, 3, 4]);
+    const reply = transport.received.find((r) => r.message.id === request.id);
+    assert.ok(progress.every((r) => transport.received.indexOf(r) < transport.received.indexOf(reply)),
+              `call ${i}: progress after the result`);
+    takeLateProgressErrors(request.id);
+    assert.strictEqual(structured(results[i]).embeddings.length, 4);
+  });
+});
+
 check('cancel: an AbortController stops embed_chunked promptly; the server stays usable', async () => {
   const controller = new AbortController();
   const inputs = texts(40, 'cancel');  // 39 pauses of 250 ms: about 10 s if not cancelled
@@ -311,7 +372,26 @@ check('roots/list: the server asks, the client answers, the tool returns the ans
   assert.deepStrictEqual(answered, { jsonrpc: '2.0', id: 'srv-1', result: { roots: ROOTS } });
 });
 
-check('close: the server exits with code 0 at the end of its input', async () => {
+if (overHttp) {
+  check('session end: DELETE ends it, its id is unknown afterwards, SIGTERM stops the server', async () => {
+    assert.deepStrictEqual(clientErrors, []);
+    const sessionId = transport.sessionId;
+    await transport.terminateSession();
+    assert.strictEqual(transport.sessionId, undefined);
+    const after = await fetch(transport.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+    });
+    assert.strictEqual(after.status, 404);
+    assert.strictEqual(await after.text(), 'Unknown session\n');
+    await client.close();
+    transport.child.kill('SIGTERM');
+    assert.deepStrictEqual(await serverExit, { code: 0, signal: null });
+  });
+}
+
+if (!overHttp) check('close: the server exits with code 0 at the end of its input', async () => {
   assert.deepStrictEqual(clientErrors, []);
   const started = Date.now();
   await client.close();
