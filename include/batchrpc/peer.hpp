@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include "config.hpp"
@@ -138,12 +139,19 @@ class Peer {
    * when it cannot be sent at all, on this one before `request` returns. An exception `done`
    * throws is dropped.
    * @returns the request's id (`srv-N`), for `cancel` and for the protocol's own cancel
-   * notification if the client should hear of it.
+   * notification if the client should hear of it; empty when there is no client to send it
+   * to (`done` has been answered `-32094` then, and no id is spent).
    * @throws std::invalid_argument for params that are neither an array nor an object.
    */
   BATCHRPC_DECL std::string request(std::string_view method, const Json& params, ReplyHandler done,
                                     PeerRequestOptions options = {}) const;
 
+  /// The same without params: `peer.request("roots/list", [](rpc::Reply reply) { ... })`.
+  template <class Done>
+    requires std::is_invocable_v<Done&, Reply>
+  std::string request(std::string_view method, Done&& done, PeerRequestOptions options = {}) const {
+    return request(method, Json{}, ReplyHandler(std::forward<Done>(done)), options);
+  }
   /// The same; the future holds the answer. Do not wait on it on the thread that reads the
   /// client's messages, which is the one that delivers the answer.
   [[nodiscard]] BATCHRPC_DECL std::future<Reply> request(std::string_view method, const Json& params = {},

@@ -164,6 +164,25 @@ TEST_SUITE("peer: two-way sessions") {
     CHECK(unmatched == std::vector<std::string>{"srv-1", "srv-9", "5"});
   }
 
+  TEST_CASE("a request with no client to send it to spends no id; a callback needs no params") {
+    Fixture f;
+    Wire wire;
+    rpc::Session session{f.router};
+    std::optional<rpc::Reply> unsent;
+    CHECK(session.peer().request("ask", [&](const rpc::Reply& r) { unsent.emplace(r); }).empty());
+    REQUIRE(unsent);
+    REQUIRE(unsent->error() != nullptr);
+    CHECK(unsent->error()->code() == -32094);
+    CHECK_THROWS_AS((void)session.peer().request("ask", rpc::json("1"), [](const rpc::Reply&) {}), std::invalid_argument);
+    session.attach(wire.writer());
+    std::optional<rpc::Reply> answered;
+    CHECK(session.peer().request("ask", [&](const rpc::Reply& r) { answered.emplace(r); }) == "srv-1");
+    CHECK(wire.taken() == std::vector<std::string>{R"({"jsonrpc":"2.0","id":"srv-1","method":"ask"})"});
+    CHECK(session.handle(response("srv-1", "7")) == std::nullopt);
+    REQUIRE(answered);
+    CHECK(answered->result().text() == "7");
+  }
+
   TEST_CASE("what is not a Response is still an invalid Request") {
     Fixture f;
     rpc::Session session{f.router};

@@ -211,15 +211,22 @@ BATCHRPC_DECL std::string PeerChannel::request(std::string_view method, const Js
                                                const PeerRequestOptions& options,
                                                const std::shared_ptr<PeerChannel>& self) {
   std::uint64_t n = 0;
+  bool input_ended = false;
   {
     std::lock_guard lock(mutex_);
-    n = ++last_id_;
+    input_ended = input_ended_;
+    if (writer_ != nullptr && !input_ended) n = ++last_id_;  // no id is spent on a request not sent
+  }
+  if (n == 0) {
+    (void)checked_params(method, params);  // the same exceptions as when it is sent
+    deliver(done, unavailable_reply(input_ended ? "the client's input has ended: it can answer nothing more"
+                                                : "the session has no connection to its client"));
+    return {};
   }
   std::string id = std::string(kPeerIdPrefix) + std::to_string(n);
   std::string message = peer_message(method, params, id);  // throws before anything is kept
   const bool fits = message.size() <= max_bytes_;
   bool kept = false;
-  bool input_ended = false;
   const PeerTimer::Clock::time_point due = deadline_after(options.timeout);
   if (fits) {
     // Kept before it is sent: the answer may come before the writer returns.
