@@ -38,20 +38,6 @@ inline constexpr std::string_view embed_chunked_schema = R"({
   "additionalProperties": false
 })";
 
-// MCP tool names keep to letters, digits, `_`, `-` and `.`, so the plugin's `embed/sparse` and
-// `embed/multi` are also registered as `embed_sparse` and `embed_multi`, answering exactly as
-// they do (rpc::Tools names a tool after its method).
-inline void add_underscore_alias(rpc::Router& router, const embed::Backend& backend,
-                                 embed::Kind kind, std::string_view alias) {
-  router.add(alias,
-             [&backend, kind](rpc::Params params, rpc::ResultWriter& out) {
-               embed::EmbedCall call{.params = &params, .result = &out};
-               embed::answer_together(backend, {}, kind, std::span(&call, 1));
-               if (call.error) throw *call.error;
-             },
-             {.capability = "embed"});
-}
-
 inline rpc::Error invalid_argument(std::string_view param, std::string_view reason) {
   rpc::Buffer text;
   rpc::ResultWriter data(text);
@@ -150,8 +136,6 @@ inline void embed_chunked(const embed::Backend& backend, const ClientState& clie
 inline void add_embed_tools(rpc::Router& router, rpc::Tools& tools, const embed::Backend& backend,
                             Clients& clients) {
   embed::register_methods(router, backend);
-  add_underscore_alias(router, backend, embed::Kind::sparse, "embed_sparse");
-  add_underscore_alias(router, backend, embed::Kind::multi, "embed_multi");
   router.add("embed_chunked",
              [&backend, &clients](
                  const std::vector<std::string>& inputs, std::optional<std::int64_t> chunk_size,
@@ -164,11 +148,15 @@ inline void add_embed_tools(rpc::Router& router, rpc::Tools& tools, const embed:
   tools.expose("embed",
                {.description = "Dense embeddings: one L2-normalised vector per input text.",
                 .input_schema = rpc::json(embed_schema)});
-  tools.expose("embed_sparse",
-               {.description = "Sparse embeddings: indices (ascending) and weights per input text.",
+  // MCP tool names keep to letters, digits, `_`, `-` and `.`: the plugin's `embed/sparse` and
+  // `embed/multi` are the tools `embed_sparse` and `embed_multi`.
+  tools.expose("embed/sparse",
+               {.name = "embed_sparse",
+                .description = "Sparse embeddings: indices (ascending) and weights per input text.",
                 .input_schema = rpc::json(embed_schema)});
-  tools.expose("embed_multi",
-               {.description = "Multi-vector embeddings: one vector per token of each input text.",
+  tools.expose("embed/multi",
+               {.name = "embed_multi",
+                .description = "Multi-vector embeddings: one vector per token of each input text.",
                 .input_schema = rpc::json(embed_schema)});
   tools.expose("rerank",
                {.description = "Scores passages against a query by cosine similarity, best first.",

@@ -21,6 +21,10 @@ struct ToolTable;
 
 /// How one exposed method is described in `tools/list`.
 struct ToolInfo {
+  /// The tool's name, when it is not the method's: MCP clients may refuse names with
+  /// characters other than letters, digits, `_`, `-` and `.`, so `embed/sparse` can be the
+  /// tool `embed_sparse`. Empty: the method's name.
+  std::string name{};
   /// `description` in `tools/list` (omitted when empty).
   std::string description{};
   /// `inputSchema` in `tools/list`: a JSON Schema, which must be a JSON object; written
@@ -157,12 +161,13 @@ class Tools {
   BATCHRPC_DECL explicit Tools(Router& router, ToolsOptions options = {});
 
   /**
-   * Exposes the registered method `name` as a tool of the same name, gated by the method's
-   * capability.
-   * @throws std::invalid_argument if `name` is not registered, is `tools/list` or
-   *         `tools/call`, is already a tool, or `info.input_schema` is not a JSON object.
+   * Exposes the registered method `method` as a tool named `info.name` (or `method`), gated
+   * by the method's capability.
+   * @throws std::invalid_argument if `method` is not registered, is `tools/list` or
+   *         `tools/call`, a tool of that name exists, or `info.input_schema` is not a JSON
+   *         object.
    */
-  BATCHRPC_DECL Tools& expose(std::string_view name, ToolInfo info = {});
+  BATCHRPC_DECL Tools& expose(std::string_view method, ToolInfo info = {});
 
   /**
    * Adds the batch tool (see above).

@@ -332,6 +332,29 @@ TEST_SUITE("tools") {
     CHECK(f.router.handle(call("1", "embed")) == content("1", "3"));
   }
 
+  TEST_CASE("a tool may be named apart from its method: called, listed and gated by that name") {
+    rpc::Router router;
+    router.add("math/subtract", [](int a, int b) { return a - b; }, rpc::names("minuend", "subtrahend"),
+               {.capability = "math"});
+    rpc::Tools tools(router);
+    tools.expose("math/subtract", {.name = "subtract"}).add_batch_tool();
+    CHECK(router.handle(call("1", "subtract", R"({"minuend":42,"subtrahend":23})")) == content("1", "19"));
+    CHECK(router.handle(call("2", "math/subtract", "{}")) ==
+          error("2", -32602, "Invalid params", R"({"param":"name","reason":"unknown tool: math/subtract"})"));
+    rpc::Session session(router);
+    CHECK(session.handle(call("3", "subtract", "{}")) == error("3", -32601, "Method not found", R"({"capability":"math"})"));
+    rpc::Session granted(router, {.capabilities = {"math"}});
+    const auto listed = granted.handle(R"({"jsonrpc":"2.0","id":4,"method":"tools/list"})");
+    REQUIRE(listed);
+    CHECK(listed->find(R"("name":"subtract")") != std::string::npos);
+    CHECK(listed->find("math/subtract") == std::string::npos);
+    const auto batch = granted.handle(call("5", "batch", R"({"operations":[{"tool":"subtract","arguments":[5,3]}]})"));
+    REQUIRE(batch);
+    CHECK(batch->find(R"({\"tool\":\"subtract\",\"result\":2})") != std::string::npos);
+    CHECK_THROWS_AS(tools.expose("math/subtract", {.name = "subtract"}), std::invalid_argument);  // taken
+    CHECK_THROWS_AS(tools.expose("math/subtract", {.name = "batch"}), std::invalid_argument);
+  }
+
   TEST_CASE("a notification tools/call runs its tool and answers nothing") {
     Fixture f;
     CHECK_FALSE(f.router.handle(R"({"jsonrpc":"2.0","method":"tools/call","params":{"name":"batch","arguments":{"operations":[{"tool":"count"},{"tool":"count"}]}}})"));

@@ -37,6 +37,7 @@ namespace rpc::inline BATCHRPC_ABI::detail {
 // One tool: an exposed method, or the batch tool.
 struct Tool {
   std::string name{};
+  std::string method{};      // the router's method it calls (empty for the batch tool)
   std::string description{};
   Json input_schema{};
   std::string guidance{};    // empty: the batch tool's default
@@ -217,7 +218,7 @@ inline const Router& router_of(const ToolTable& table, const Context& ctx) {
 // The capability a tool needs; nullptr when its method is not on `router`.
 inline const std::string* capability_of(const Tool& tool, const Router& router) {
   if (tool.batch) return &tool.capability;
-  const MethodOptions* options = router.options_of(tool.name);
+  const MethodOptions* options = router.options_of(tool.method);
   return options == nullptr ? nullptr : &options->capability;
 }
 
@@ -534,12 +535,13 @@ inline std::string run_batch(const ToolTable& table, const Value* arguments, con
 
     std::string_view text;
     bool ok = false;
-    if (auto why = refuse(table.find(op.tool), op.tool, "tool", true, router, ctx)) {
+    const Tool* tool = table.find(op.tool);
+    if (auto why = refuse(tool, op.tool, "tool", true, router, ctx)) {
       refusal.clear();
       append_error_object(refusal, w, *why);
       text = refusal.view();
     } else {
-      ok = call_tool_method(router, *router.find(op.tool), op.tool, op.arguments, ctx, reply, text);
+      ok = call_tool_method(router, *router.find(tool->method), tool->method, op.arguments, ctx, reply, text);
     }
 
     if (ran > 0) results.append(',');
@@ -720,7 +722,7 @@ inline void call_tool(const ToolTable& table, const Params& params, const Contex
   }
   Buffer reply;
   std::string_view text;
-  if (!call_tool_method(router, *router.find(tool_name), tool_name, arguments, ctx, reply, text)) {
+  if (!call_tool_method(router, *router.find(tool->method), tool->method, arguments, ctx, reply, text)) {
     throw error_from_object(text);
   }
   write_content(out, table.options, text, false);
@@ -751,16 +753,17 @@ BATCHRPC_DECL Tools::Tools(Router& router, ToolsOptions options)
   });
 }
 
-BATCHRPC_DECL Tools& Tools::expose(std::string_view name, ToolInfo info) {
-  if (name == "tools/list" || name == "tools/call") {
+BATCHRPC_DECL Tools& Tools::expose(std::string_view method, ToolInfo info) {
+  if (method == "tools/list" || method == "tools/call") {
     throw std::invalid_argument("batchrpc: tools/list and tools/call cannot be tools");
   }
-  if (!router_->contains(name)) {
-    throw std::invalid_argument("batchrpc: cannot expose \"" + std::string(name) +
+  if (!router_->contains(method)) {
+    throw std::invalid_argument("batchrpc: cannot expose \"" + std::string(method) +
                                 "\" as a tool: no method of that name is registered");
   }
+  std::string name = info.name.empty() ? std::string(method) : std::move(info.name);
   if (contains(name)) {
-    throw std::invalid_argument("batchrpc: a tool named \"" + std::string(name) + "\" exists already");
+    throw std::invalid_argument("batchrpc: a tool named \"" + name + "\" exists already");
   }
   detail::tools::check_text("name", name);
   detail::tools::check_text("description", info.description);
@@ -773,7 +776,8 @@ BATCHRPC_DECL Tools& Tools::expose(std::string_view name, ToolInfo info) {
     // Compact: a schema written over several lines would break a line-framed tools/list.
     schema = to_json(static_cast<const Value&>(doc));
   }
-  table_->tools.push_back({.name = std::string(name),
+  table_->tools.push_back({.name = std::move(name),
+                           .method = std::string(method),
                            .description = std::move(info.description),
                            .input_schema = std::move(schema),
                            .guidance = std::move(info.guidance)});
