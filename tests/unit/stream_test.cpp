@@ -327,6 +327,29 @@ TEST_SUITE("stream") {
     CHECK(notes == 0);
   }
 
+  TEST_CASE("iostreams: Content-Length framing, a last line with no newline, lines past the read size") {
+    std::atomic<int> notes{0};
+    rpc::Router router = make_router(notes);
+    rpc::Session session(router);
+    std::istringstream framed_in(framed(add_1) + framed(note) + framed(add_2));
+    std::ostringstream framed_out;
+    rpc::serve_stream(session, framed_in, framed_out, {.framing = rpc::Framing::content_length});
+    CHECK(framed_out.str() == framed(three) + framed(ten));
+
+    std::istringstream unterminated(add_1 + "\n" + add_2);
+    std::ostringstream lines_out;
+    rpc::serve_stream(session, unterminated, lines_out);
+    CHECK(lines_out.str() == three + "\n" + ten + "\n");
+
+    // A line longer than one read (the reader is asked for a few KiB at a time).
+    const std::string padded = R"({"jsonrpc":"2.0","method":"add","params":[1,2],"id":1,"pad":")" + std::string(100'000, 'x') + R"("})";
+    std::istringstream long_in(padded + "\n" + add_2 + "\n");
+    std::ostringstream long_out;
+    rpc::serve_stream(session, long_in, long_out);
+    CHECK(long_out.str() == three + "\n" + ten + "\n");
+    CHECK(notes == 1);
+  }
+
   TEST_CASE("file descriptors and iostreams work the same") {
     std::atomic<int> notes{0};
     rpc::Router router = make_router(notes);

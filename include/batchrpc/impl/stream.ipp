@@ -16,6 +16,7 @@
 #include <charconv>
 #include <exception>
 #include <istream>
+#include <streambuf>
 #include <mutex>
 #include <optional>
 #include <ostream>
@@ -252,12 +253,35 @@ BATCHRPC_DECL void serve_stream(Session& session, int in_fd, int out_fd, StreamO
 
 BATCHRPC_DECL void serve_stream(Session& session, std::istream& in, std::ostream& out,
                                 StreamOptions options) {
-  const StreamReader read = [&in](char* data, std::size_t size) -> std::ptrdiff_t {
-    if (!in) return 0;
-    in.read(data, 1);  // block for the first byte, then take what is already buffered
-    if (in.gcount() == 0) return 0;
-    const std::streamsize more = in.readsome(data + 1, static_cast<std::streamsize>(size - 1));
-    return 1 + (more > 0 ? more : 0);
+  // Blocks for the first byte only, then takes what is there without waiting: lines framing
+  // reads to the end of the line (the framer waits for it anyway); otherwise what the stream
+  // has buffered. std::cin synchronised with stdio buffers nothing of its own, so reading it
+  // by what is buffered went a byte per call.
+  const StreamReader read = [&in, lines = options.framing == Framing::lines](char* data,
+                                                                              std::size_t size) -> std::ptrdiff_t {
+    std::streambuf* buffer = in.rdbuf();
+    if (!in || buffer == nullptr || size == 0) return 0;
+    constexpr auto eof = std::char_traits<char>::eof();
+    auto c = buffer->sbumpc();
+    if (c == eof) {
+      in.setstate(std::ios_base::eofbit);
+      return 0;
+    }
+    std::size_t n = 0;
+    data[n++] = std::char_traits<char>::to_char_type(c);
+    if (lines) {
+      while (n < size && data[n - 1] != '\n') {
+        if ((c = buffer->sbumpc()) == eof) {
+          in.setstate(std::ios_base::eofbit);
+          break;
+        }
+        data[n++] = std::char_traits<char>::to_char_type(c);
+      }
+    } else if (const std::streamsize buffered = buffer->in_avail(); buffered > 0) {
+      const auto more = std::min(static_cast<std::size_t>(buffered), size - n);
+      n += static_cast<std::size_t>(buffer->sgetn(data + n, static_cast<std::streamsize>(more)));
+    }
+    return static_cast<std::ptrdiff_t>(n);
   };
   const StreamWriter write = [&out](std::string_view bytes) {
     const detail::SigpipeBlock block;  // std::cout may be a pipe whose reader is gone
