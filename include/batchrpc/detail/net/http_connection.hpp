@@ -477,7 +477,10 @@ class HttpConnection final : public Connection,
     const std::shared_ptr<rpc::detail::SessionEntry> entry = hub_.mcp_sessions.remove(id);
     if (entry == nullptr) return respond(http::status::not_found, "Unknown session\n", keep_alive);
     static_cast<McpSessionEntry&>(*entry).streams->end();  // nothing more is sent; its GET stream ends
+    // Its calls are cancelled, and those waiting on a Responder answered -32800 by the session
+    // itself, as when a session ends: a handler that ignores its stop token holds up nobody.
     entry->session.cancel_all();
+    rpc::detail::answer_waiting_in(entry->session);
     entry->session.detach();  // the server's requests waiting for this client are answered -32094
     respond(http::status::ok, "", keep_alive);
   }
