@@ -113,7 +113,7 @@ struct arg_info<std::tuple<A...>> {
   // Position among bound parameters of C++ parameter I.
   static constexpr std::size_t bound_index(std::size_t i) {
     std::size_t n = 0;
-    for (std::size_t j = 0; j < i; ++j) n += bound[j] ? 1 : 0;
+    for (std::size_t j = 0; j < i; ++j) n += bound[j] ? 1u : 0u;
     return n;
   }
 };

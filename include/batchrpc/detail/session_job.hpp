@@ -314,7 +314,7 @@ class Job {
   // holding it would finish it a second time.
   void guarded_group(std::size_t g, Workspace& ws) noexcept {
     std::size_t claimed = 0;
-    for (const std::size_t i : groups_[g]->members) claimed += members_[i]->claim(Member::running) ? 1 : 0;
+    for (const std::size_t i : groups_[g]->members) claimed += members_[i]->claim(Member::running) ? 1u : 0u;
     if (claimed == 0) return;  // every member was cancelled while queued, and answered already
     hold();  // a member answered inside the call must not finish the job under our feet
     try {

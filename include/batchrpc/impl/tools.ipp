@@ -171,7 +171,7 @@ inline Error error_from_object(std::string_view object) {
   if (p == std::string_view::npos) return Error(ErrorCode::internal_error);
   p += message_key.size();
   const std::size_t quoted_start = p++;
-  while (p < object.size() && object[p] != '"') p += object[p] == '\\' ? 2 : 1;
+  while (p < object.size() && object[p] != '"') p += object[p] == '\\' ? 2u : 1u;
   if (p >= object.size()) return Error(ErrorCode::internal_error);
   const std::size_t quoted_end = ++p;
   rapidjson::Document decoded;

@@ -98,7 +98,7 @@ void drop_connection(Stream& stream) {
 // it completes, even after close().
 class Outbox {
  public:
-  explicit Outbox(ChannelEvents& events) : events(events) {}
+  explicit Outbox(ChannelEvents& listener) : events(listener) {}
 
   // Queues message `seq`; true when the caller must start writing it (nothing else is).
   bool push(std::string text, std::uint64_t seq) {

@@ -48,20 +48,20 @@ class Connection {
 // The connections of one server, for admission and shutdown.
 class Hub {
  public:
-  Hub(const Router& router, const ServerOptions& options, Executor* executor)
-      : router(router),
-        options(options),
-        session_options{.capabilities = options.capabilities, .executor = executor},
-        sessions(router, {.session = session_options,
-                          .by_id = !options.session_header.empty(),
-                          .max_sessions = options.max_sessions,
-                          .idle = options.session_idle,
-                          .id_prefix = options.session_id_prefix}),
-        mcp_sessions(router, {.session = session_options,
+  Hub(const Router& served, const ServerOptions& settings, Executor* executor)
+      : router(served),
+        options(settings),
+        session_options{.capabilities = settings.capabilities, .executor = executor},
+        sessions(served, {.session = session_options,
+                          .by_id = !settings.session_header.empty(),
+                          .max_sessions = settings.max_sessions,
+                          .idle = settings.session_idle,
+                          .id_prefix = settings.session_id_prefix}),
+        mcp_sessions(served, {.session = session_options,
                               .by_id = true,
-                              .max_sessions = options.max_sessions,
-                              .idle = options.session_idle,
-                              .id_prefix = options.session_id_prefix}) {}
+                              .max_sessions = settings.max_sessions,
+                              .idle = settings.session_idle,
+                              .id_prefix = settings.session_id_prefix}) {}
 
   const Router& router;
   const ServerOptions& options;
