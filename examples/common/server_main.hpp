@@ -17,10 +17,11 @@
 #include <batchrpc/batchrpc.hpp>
 #include <batchrpc/stream.hpp>
 #if defined(BATCHRPC_EXAMPLES_NET)
-#include <signal.h>
 #include <sys/resource.h>
 
 #include <batchrpc/net.hpp>
+
+#include "stop_signals.hpp"
 #if defined(BATCHRPC_EXAMPLES_TLS)
 #include <boost/asio/ssl/context.hpp>
 #endif
@@ -169,13 +170,7 @@ inline int serve_net([[maybe_unused]] std::string_view name, [[maybe_unused]] co
                      [[maybe_unused]] const std::vector<std::string>& granted,
                      [[maybe_unused]] rpc::ThreadPool& pool) {
 #if defined(BATCHRPC_EXAMPLES_NET)
-  // Blocked before the server's threads start, so that they inherit the mask and only the
-  // sigwait below takes the signals.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  const examples::StopSignals stop_signals;  // before the server's threads start
   // Each connection is a file descriptor: allow as many as the hard limit does (often 1024 by
   // default, too few for --max-connections 10000).
   if (rlimit files{}; getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
@@ -228,8 +223,7 @@ inline int serve_net([[maybe_unused]] std::string_view name, [[maybe_unused]] co
     std::cerr << name << ": " << e.what() << "\n";
     return 1;
   }
-  int signal = 0;
-  sigwait(&stop_signals, &signal);
+  stop_signals.wait();
   server.shutdown();
   return 0;
 #else

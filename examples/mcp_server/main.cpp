@@ -10,7 +10,6 @@
 // Point an MCP client at the binary (the TypeScript SDK's StdioClientTransport, see
 // tests/interop/mcp_sdk_client.js) or at the URL (StreamableHTTPClientTransport). Over stdio it
 // exits with 0 when its input ends; over HTTP on SIGINT or SIGTERM, after a graceful shutdown.
-#include <signal.h>
 #include <unistd.h>
 
 #include <batchrpc/batchrpc.hpp>
@@ -28,6 +27,8 @@
 
 #if defined(BATCHRPC_EXAMPLES_NET)
 #include <batchrpc/net.hpp>
+
+#include "../common/stop_signals.hpp"
 #endif
 
 namespace {
@@ -69,12 +70,7 @@ std::optional<Config> parse(int argc, char** argv) {
 // client of its own, with its own Session; handlers run on `pool`.
 int serve_http(const Config& config, const rpc::Router& router, rpc::ThreadPool& pool) {
 #if defined(BATCHRPC_EXAMPLES_NET)
-  // Blocked before the server's threads start, so that only the sigwait below takes them.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  const examples::StopSignals stop_signals;  // before the server's threads start
   rpc::net::Server server(router, {.capabilities = router.capabilities(), .executor = &pool});
   try {
     const int port = server.listen(config.host, config.port, rpc::net::Protocol::mcp);
@@ -86,8 +82,7 @@ int serve_http(const Config& config, const rpc::Router& router, rpc::ThreadPool&
     std::cerr << "mcp_server: " << e.what() << "\n";
     return 1;
   }
-  int signal = 0;
-  sigwait(&stop_signals, &signal);
+  stop_signals.wait();
   server.shutdown();
   return 0;
 #else
