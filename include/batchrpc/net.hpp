@@ -73,7 +73,8 @@ class ServerCore;
  * and closes once its replies are written (WebSocket: close 1001). After `shutdown_grace`,
  * what is still in flight is cancelled: requests not started yet and those waiting on a
  * `Responder` are answered `-32800`, running handlers see their stop token (what they return
- * is sent). After another `shutdown_grace`, the connections still open are closed. It returns
+ * is sent), and the server's own requests still waiting for a client (`rpc::Peer::request`)
+ * are answered `-32094`. After another `shutdown_grace`, the connections still open are closed. It returns
  * when every connection is gone, so it also waits for handlers that ignore their stop token.
  * A second call, on any thread, returns when the first has finished.
  *

@@ -10,6 +10,7 @@
 #include <poll.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <functional>
@@ -315,6 +316,13 @@ struct Fixture {
       return steps;
     }, rpc::names("steps"));
     // Asks the client for its roots (no params) and answers with what it said.
+    // Waits, blocking its thread, for the client's roots/list answer, with no timeout.
+    router.add("ask_and_wait", [this](rpc::Context& ctx) {
+      const rpc::Reply reply = ctx.peer().request("roots/list").get();
+      waited_code = reply.error() != nullptr ? reply.error()->code() : 0;
+      if (!reply.ok()) throw *reply.error();
+      return reply.result();
+    });
     router.add("ask_roots", [](rpc::Context& ctx, rpc::Responder done) {
       ctx.peer().request("roots/list", rpc::Json{}, [done](rpc::Reply reply) {
         if (reply.ok()) {
@@ -405,6 +413,7 @@ struct Fixture {
   std::vector<std::unique_ptr<OnCancel>> cancel_callbacks;  // guarded by `mutex`
   rpc::Router router;
   std::optional<rpc::net::Server> server;
+  std::atomic<int> waited_code{1};  // ask_and_wait's answer: 0, or the error's code
   int port = 0;
   asio::io_context io;  // for the clients' sockets
 };
@@ -682,6 +691,19 @@ TEST_SUITE("net: MCP Streamable HTTP") {
     check_refusal(f.fetch(mcp_post(call("echo", R"({"text":"x"})", "10"), id)), 404, kUnknownSession);
     check_refusal(f.fetch(mcp_get(id)), 404, kUnknownSession);
     check_refusal(f.fetch(mcp_delete(id)), 404, kUnknownSession);
+  }
+
+  TEST_CASE("the server shuts down while a handler waits for a client that never answers") {
+    Fixture f;
+    const std::string id = f.initialize();
+    McpConnection waiting(f.io, f.port);
+    waiting.send(mcp_post(call("ask_and_wait", {}, "12"), id));
+    REQUIRE(waiting.receive_header());
+    CHECK(waiting.next_event() == event(R"({"jsonrpc":"2.0","id":"srv-1","method":"roots/list"})"));
+    const auto started = Clock::now();
+    f.server.reset();  // the handler hears -32094 after the grace, and the server goes
+    CHECK(Clock::now() - started < 10s);
+    CHECK(f.waited_code == -32094);
   }
 
   TEST_CASE("Origin: loopback origins by default, else exactly those allowed") {

@@ -166,6 +166,9 @@ class SessionRegistry {
       for (const auto& entry : busy) {
         entry->session.cancel_all();
         rpc::detail::answer_waiting_in(entry->session);
+        // A handler waiting for its client's answer (an MCP session's Peer) gets -32094 now:
+        // the client may never answer, and nothing else would end that wait.
+        entry->session.end_input();
       }
       std::unique_lock lock(mutex_);
       idle_.wait_for(lock, std::chrono::milliseconds(10), [this] { return busy_.empty(); });
