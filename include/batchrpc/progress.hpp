@@ -31,7 +31,7 @@ namespace rpc::inline BATCHRPC_ABI {
  *   with `{"token":...,"value":value}`.
  *
  * Both protocols ask progress to rise: a `report` whose `done` is below the last one sent is
- * not sent (false). Nothing is sent after `end`. A call whose client asked for no progress,
+ * not sent (false), nor under MCP one equal to it (MCP's must increase every time). Nothing is sent after `end`. A call whose client asked for no progress,
  * or a session with no client, sends nothing: every function returns false, so a handler
  * reports unconditionally. Finish reporting before answering the call: both protocols drop
  * progress for a call answered already.
@@ -39,7 +39,9 @@ namespace rpc::inline BATCHRPC_ABI {
  * Lifetime and thread-safety: a handle, cheap to copy; copies share their state (begun,
  * ended, the last `done`) and may be kept past the handler, in a `Responder`'s continuation
  * for example, and past the session (then nothing is sent). Any thread; reports made on one
- * thread go out in that order, reports made on several at once in an unspecified one.
+ * thread go out in that order, so the client sees them rise. Reports made on several threads
+ * at once are each checked against the last one made, but may reach the client in another
+ * order: report from one thread at a time for a sequence that rises on the wire too.
  */
 class Progress {
  public:

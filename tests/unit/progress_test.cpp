@@ -27,11 +27,12 @@ struct Reporting {
       const bool first = progress.report(1, 4, "one");
       const bool backwards = progress.report(0.5, 4);
       const bool second = progress.report(2, 4);
+      const bool repeated = progress.report(2, 4, "still two");  // MCP: must increase; LSP: may repeat
       const bool unknown_total = progress.report(3);
       const bool not_finite = progress.report(std::numeric_limits<double>::quiet_NaN());
       const bool ended = progress.end("done");
       const bool after_end = progress.report(4, 4);
-      return std::vector<bool>{first, backwards, second, unknown_total, not_finite, ended, after_end};
+      return std::vector<bool>{first, backwards, second, repeated, unknown_total, not_finite, ended, after_end};
     });
     session.attach(wire.writer());
   }
@@ -51,7 +52,7 @@ TEST_SUITE("progress: MCP and LSP") {
   TEST_CASE("MCP: params._meta.progressToken gets notifications/progress, rising, and no end") {
     Reporting r;
     CHECK(r.call(R"({"_meta":{"progressToken":"tok-1"},"x":1})") ==
-          R"({"jsonrpc":"2.0","id":1,"result":[true,false,true,true,false,false,false]})");
+          R"({"jsonrpc":"2.0","id":1,"result":[true,false,true,false,true,false,false,false]})");
     CHECK(r.wire.taken() == std::vector<std::string>{
                                 notification("notifications/progress", R"({"progressToken":"tok-1","progress":1,"total":4,"message":"one"})"),
                                 notification("notifications/progress", R"({"progressToken":"tok-1","progress":2,"total":4})"),
@@ -66,7 +67,7 @@ TEST_SUITE("progress: MCP and LSP") {
   TEST_CASE("LSP: workDoneToken gets $/progress begin (titled with the method), reports and one end") {
     Reporting r;
     CHECK(r.call(R"({"workDoneToken":7,"textDocument":{}})") ==
-          R"({"jsonrpc":"2.0","id":1,"result":[true,false,true,true,false,true,false]})");
+          R"({"jsonrpc":"2.0","id":1,"result":[true,false,true,true,true,false,true,false]})");
     const auto progress = [](std::string_view value) {
       return notification("$/progress", R"({"token":7,"value":)" + std::string(value) + "}");
     };
@@ -74,6 +75,7 @@ TEST_SUITE("progress: MCP and LSP") {
                                 progress(R"({"kind":"begin","title":"work"})"),
                                 progress(R"({"kind":"report","message":"one","percentage":25})"),
                                 progress(R"({"kind":"report","percentage":50})"),
+                                progress(R"({"kind":"report","message":"still two","percentage":50})"),
                                 progress(R"({"kind":"report"})"),
                                 progress(R"({"kind":"end","message":"done"})"),
                             });
@@ -113,13 +115,13 @@ TEST_SUITE("progress: MCP and LSP") {
     for (const std::string_view params : {R"({"x":1})", R"({"_meta":{"progressToken":true}})",
                                           R"({"workDoneToken":null})", R"([{"workDoneToken":1}])"}) {
       CAPTURE(params);
-      CHECK(r.call(params) == R"({"jsonrpc":"2.0","id":1,"result":[false,false,false,false,false,false,false]})");
+      CHECK(r.call(params) == R"({"jsonrpc":"2.0","id":1,"result":[false,false,false,false,false,false,false,false]})");
       CHECK_FALSE(r.kept->wanted());
     }
     CHECK(r.wire.taken().empty());
     r.session.detach();
     CHECK(r.call(R"({"_meta":{"progressToken":1}})") ==
-          R"({"jsonrpc":"2.0","id":1,"result":[false,false,false,false,false,false,false]})");
+          R"({"jsonrpc":"2.0","id":1,"result":[false,false,false,false,false,false,false,false]})");
     CHECK(r.kept->wanted());
     const rpc::Progress none;
     CHECK_FALSE(none.report(1));

@@ -109,7 +109,9 @@ BATCHRPC_DECL bool Progress::report(double done, double total, std::string_view 
   std::string title;
   {
     std::lock_guard lock(state_->mutex);
-    if (state_->ended || done < state_->last) return false;
+    // MCP's progress must increase with every notification; LSP may repeat a percentage with a
+    // new message.
+    if (state_->ended || done < state_->last || (dialect_ == Dialect::mcp && done == state_->last)) return false;
     state_->last = done;
     if (dialect_ == Dialect::lsp && !state_->begun) {
       needs_begin = true;
