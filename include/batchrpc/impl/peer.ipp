@@ -207,6 +207,12 @@ BATCHRPC_DECL bool PeerChannel::notify(std::string_view method, const Json& para
   return send(peer_message(method, params, {}));
 }
 
+// Why a request could not be sent: the client's input ended, or there is no client.
+inline const char* not_sendable_reason(bool input_ended) {
+  return input_ended ? "the client's input has ended: it can answer nothing more"
+                     : "the session has no connection to its client";
+}
+
 BATCHRPC_DECL std::string PeerChannel::request(std::string_view method, const Json& params, ReplyHandler done,
                                                const PeerRequestOptions& options,
                                                const std::shared_ptr<PeerChannel>& self) {
@@ -219,8 +225,7 @@ BATCHRPC_DECL std::string PeerChannel::request(std::string_view method, const Js
   }
   if (n == 0) {
     (void)checked_params(method, params);  // the same exceptions as when it is sent
-    deliver(done, unavailable_reply(input_ended ? "the client's input has ended: it can answer nothing more"
-                                                : "the session has no connection to its client"));
+    deliver(done, unavailable_reply(not_sendable_reason(input_ended)));
     return {};
   }
   std::string id = std::string(kPeerIdPrefix) + std::to_string(n);
@@ -239,8 +244,7 @@ BATCHRPC_DECL std::string PeerChannel::request(std::string_view method, const Js
   if (!fits) {
     deliver(done, Reply(Error(ErrorCode::response_too_large, "the request is larger than Limits::max_response_bytes")));
   } else if (!kept) {
-    deliver(done, unavailable_reply(input_ended ? "the client's input has ended: it can answer nothing more"
-                                                : "the session has no connection to its client"));
+    deliver(done, unavailable_reply(not_sendable_reason(input_ended)));
   } else if (!send(std::move(message))) {
     if (ReplyHandler taken = take(n)) deliver(taken, unavailable_reply("the request could not be sent to the client"));
   }

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -49,12 +48,7 @@ namespace http = boost::beast::http;
 inline bool is_json_type(std::string_view content_type) {
   std::string_view type = content_type.substr(0, content_type.find(';'));
   while (!type.empty() && (type.back() == ' ' || type.back() == '\t')) type.remove_suffix(1);
-  constexpr std::string_view json = "application/json";
-  if (type.size() != json.size()) return false;
-  for (std::size_t i = 0; i < json.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(type[i])) != json[i]) return false;
-  }
-  return true;
+  return beast::iequals(type, "application/json");
 }
 
 // Lifetime: as StreamConnection's (shared pointers held by pending operations and by each
@@ -362,7 +356,7 @@ class HttpConnection final : public Connection,
   // ---- MCP Streamable HTTP ----------------------------------------------------------------
 
   const std::string& session_header() const {
-    static const std::string mcp_header = "Mcp-Session-Id";
+    static const std::string mcp_header(kMcpSessionHeader);
     return mcp_ ? mcp_header : hub_.options.session_header;
   }
 
@@ -411,7 +405,7 @@ class HttpConnection final : public Connection,
     }
     MessageKinds kinds = message_kinds(request.body());
     rpc::detail::SessionUse use;
-    const std::string_view id = text_of(request["Mcp-Session-Id"]);
+    const std::string_view id = text_of(request[kMcpSessionHeader]);
     if (!id.empty()) {
       use = hub_.mcp_sessions.use(id);
       if (!use && !use.refused_for_closing()) return respond(http::status::not_found, "Unknown session\n", keep_alive);
@@ -445,7 +439,7 @@ class HttpConnection final : public Connection,
     if (!accepted(text_of(request[http::field::accept])).event_stream) {
       return respond(http::status::not_acceptable, "Accept must allow text/event-stream\n", keep_alive);
     }
-    const std::string_view id = text_of(request["Mcp-Session-Id"]);
+    const std::string_view id = text_of(request[kMcpSessionHeader]);
     if (id.empty()) return respond(http::status::bad_request, "Mcp-Session-Id header required\n", keep_alive);
     rpc::detail::SessionUse use = hub_.mcp_sessions.use(id);
     if (use.refused_for_closing()) {
@@ -472,7 +466,7 @@ class HttpConnection final : public Connection,
 
   // A DELETE: the client ends its session.
   void mcp_delete(const Request& request, bool keep_alive) {
-    const std::string_view id = text_of(request["Mcp-Session-Id"]);
+    const std::string_view id = text_of(request[kMcpSessionHeader]);
     if (id.empty()) return respond(http::status::bad_request, "Mcp-Session-Id header required\n", keep_alive);
     const std::shared_ptr<rpc::detail::SessionEntry> entry = hub_.mcp_sessions.remove(id);
     if (entry == nullptr) return respond(http::status::not_found, "Unknown session\n", keep_alive);
@@ -514,12 +508,14 @@ class HttpConnection final : public Connection,
     }
     if (!message) return end_listen_stream(*slot, number);
     if (!slot->stream->started) start_event_stream(*slot, slot->response.version());
-    EventStream& stream = *slot->stream;
-    std::string event = sse_event(*message);
-    stream.queued_bytes += event.size();
-    if (stream.queued_bytes > kMaxQueuedEventBytes) return close();  // a client that does not read
-    stream.events.push_back(std::move(event));
+    if (queue_event(*slot->stream, *message) > kMaxQueuedEventBytes) return close();  // a client that does not read
     write_next();
+  }
+
+  // Queues `message` as an event of `stream`; returns the bytes queued now.
+  static std::size_t queue_event(EventStream& stream, std::string_view message) {
+    stream.events.push_back(sse_event(message));
+    return stream.queued_bytes += stream.events.back().size();
   }
 
   void end_listen_stream(Slot& slot, std::uint64_t number) {
@@ -541,30 +537,26 @@ class HttpConnection final : public Connection,
   // Writes what the front slot's event stream has: its head, its events, its end.
   void write_event_stream() {
     EventStream& stream = *slots_.front().stream;
+    if (stream.head_written && stream.events.empty() && !stream.ended) return;  // waits for its next event
     const auto self = this->shared_from_this();
+    writing_ = true;
+    write_deadline_.arm(hub_.options.write_timeout, [self] { self->close(); });
     if (!stream.head_written) {
-      writing_ = true;
-      write_deadline_.arm(hub_.options.write_timeout, [self] { self->close(); });
       stream.serializer.emplace(stream.head);
       http::async_write_header(socket_, *stream.serializer, [self](const boost::system::error_code& error, std::size_t) {
         self->slots_.front().stream->head_written = true;
         self->on_event_written(error);
       });
     } else if (!stream.events.empty()) {
-      writing_ = true;
-      write_deadline_.arm(hub_.options.write_timeout, [self] { self->close(); });
       stream.writing = std::move(stream.events.front());
       stream.events.pop_front();
       stream.queued_bytes -= stream.writing.size();
       asio::async_write(socket_, http::make_chunk(asio::buffer(stream.writing)),
                         [self](const boost::system::error_code& error, std::size_t) { self->on_event_written(error); });
-    } else if (stream.ended) {
-      writing_ = true;
-      write_deadline_.arm(hub_.options.write_timeout, [self] { self->close(); });
+    } else {  // ended, all written
       asio::async_write(socket_, http::make_chunk_last(),
                         [self](const boost::system::error_code& error, std::size_t) { self->on_written(error); });
     }
-    // else: the stream waits for its next event
   }
 
   void on_event_written(const boost::system::error_code& error) {
@@ -604,10 +596,7 @@ class HttpConnection final : public Connection,
     if (slot.stream != nullptr) {
       slot.stream->streams->close_call(this, sequence);
       if (slot.stream->started) {  // the reply is the stream's last event
-        if (reply) {
-          slot.stream->events.push_back(sse_event(*reply));
-          slot.stream->queued_bytes += slot.stream->events.back().size();
-        }
+        if (reply) queue_event(*slot.stream, *reply);
         slot.stream->ended = true;
         slot.ready = true;
         return;

@@ -4,22 +4,20 @@
 #pragma once
 
 #include <algorithm>
-#include <cctype>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include <boost/beast/core/string.hpp>
 #include <rapidjson/document.h>
 
 #include "../../config.hpp"
+#include "../peer_call.hpp"
 
 namespace rpc::inline BATCHRPC_ABI::net::detail {
 
-inline bool same_ignoring_case(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
-}
+// The header naming an MCP session.
+inline constexpr std::string_view kMcpSessionHeader = "Mcp-Session-Id";
 
 // The path of a request target, without its query.
 inline std::string_view target_path(std::string_view target) { return target.substr(0, target.find('?')); }
@@ -34,7 +32,7 @@ inline bool is_loopback_origin(std::string_view origin) {
   } else {
     host = host.substr(0, host.find_first_of(":/"));
   }
-  return same_ignoring_case(host, "localhost") || host == "127.0.0.1" || host == "[::1]";
+  return boost::beast::iequals(host, "localhost") || host == "127.0.0.1" || host == "[::1]";
 }
 
 // True when a request with `origin` (empty: no Origin header, not a browser's) may be served.
@@ -59,9 +57,9 @@ inline Accepted accepted(std::string_view accept) {
     while (!type.empty() && (type.front() == ' ' || type.front() == '\t')) type.remove_prefix(1);
     while (!type.empty() && (type.back() == ' ' || type.back() == '\t')) type.remove_suffix(1);
     const bool any = type == "*/*";
-    out.json = out.json || any || same_ignoring_case(type, "application/json") || same_ignoring_case(type, "application/*");
-    out.event_stream = out.event_stream || any || same_ignoring_case(type, "text/event-stream") ||
-                       same_ignoring_case(type, "text/*");
+    out.json = out.json || any || boost::beast::iequals(type, "application/json") || boost::beast::iequals(type, "application/*");
+    out.event_stream = out.event_stream || any || boost::beast::iequals(type, "text/event-stream") ||
+                       boost::beast::iequals(type, "text/*");
   }
   return out;
 }
@@ -73,12 +71,14 @@ struct MessageKinds {
   std::vector<std::string> calls;  // the requests' rpc::detail::call_key (integer and string ids)
 };
 
-// detail::call_key of a parsed id; empty for one it cannot match (null, or a number that is
-// not an integer, whose text the DOM does not keep).
+// rpc::detail::call_key of a parsed id; empty for one it cannot match (null, or a number that
+// is not an integer, whose text the DOM does not keep).
 inline std::string call_key_of(const rapidjson::Value& id) {
-  if (id.IsString()) return "s" + std::string(id.GetString(), id.GetStringLength());
-  if (id.IsInt64()) return "n" + std::to_string(id.GetInt64());
-  if (id.IsUint64()) return "n" + std::to_string(id.GetUint64());
+  std::string number;
+  if (id.IsInt64()) number = std::to_string(id.GetInt64());
+  if (id.IsUint64()) number = std::to_string(id.GetUint64());
+  if (id.IsString()) return rpc::detail::call_key({RequestId::Kind::string, {id.GetString(), id.GetStringLength()}});
+  if (!number.empty()) return rpc::detail::call_key({RequestId::Kind::number, number});
   return {};
 }
 inline MessageKinds message_kinds(const std::string& body) {

@@ -66,17 +66,11 @@ class McpStreams : public std::enable_shared_from_this<McpStreams> {
   // The session's writer (rpc::Outbound), on the sending thread: false when no stream is open
   // to take `message`.
   bool send(std::string message) {
-    Target target = pick(true, rpc::detail::current_call());
-    if (target.sink == nullptr) return false;
-    target.sink->post_event(target.number, std::move(message), shared_from_this());
-    return true;
+    return post(pick(true, rpc::detail::current_call()), std::move(message));
   }
   // For a message whose call ended before it was queued: the GET stream or nothing.
   bool send_to_listen(std::string message) {
-    Target target = pick(false, {});
-    if (target.sink == nullptr) return false;
-    target.sink->post_event(target.number, std::move(message), shared_from_this());
-    return true;
+    return post(pick(false, {}), std::move(message));
   }
 
   // The session has ended (DELETE): nothing more is sent, and the GET stream ends.
@@ -103,6 +97,12 @@ class McpStreams : public std::enable_shared_from_this<McpStreams> {
     std::shared_ptr<EventSink> sink;
     std::uint64_t number = 0;
   };
+
+  bool post(const Target& target, std::string message) {
+    if (target.sink == nullptr) return false;
+    target.sink->post_event(target.number, std::move(message), shared_from_this());
+    return true;
+  }
 
   // `call`: the request the message is sent for; empty: none in particular.
   Target pick(bool calls_first, std::string_view call) {
