@@ -23,7 +23,9 @@
 namespace rpc::inline BATCHRPC_ABI {
 
 /**
- * How a C++ type maps to JSON. Specialise it to bind your own types:
+ * How a C++ type maps to JSON. Most types need no code: bind a struct by its fields with
+ * `BATCHRPC_FIELDS(Point, x, y)` and an enum by its names with `BATCHRPC_ENUM(Color, red, green)`
+ * (json_fields.hpp, json_enums.hpp). For any other mapping, specialise it:
  *
  * @code
  * template <> struct rpc::JsonTraits<Point> {
@@ -38,7 +40,10 @@ namespace rpc::inline BATCHRPC_ABI {
  * call), `std::vector<T>`, `std::map<std::string, T>`, `std::unordered_map<std::string, T>`,
  * `std::optional<T>` (`null` or absent), `rpc::Json` (any value, re-serialised from the parsed
  * value: numbers in their shortest form, strings re-escaped), and for results also
- * `const char*`, `std::nullptr_t` and `rpc::Value`.
+ * `const char*`, `std::nullptr_t` and `rpc::Value`; in json_std.hpp `std::array`, `std::pair`,
+ * `std::tuple` (arrays of their exact size), `std::set`, `std::unordered_set` (arrays; repeats
+ * collapse), `std::variant` (the first alternative that reads the value), `std::monostate`
+ * (`null`) and, for results, `std::span`. Enums without names are their underlying integer.
  */
 template <class T>
 struct JsonTraits;
@@ -334,12 +339,21 @@ struct JsonTraits<M> {
   }
 };
 
+namespace detail {
+// Incomplete on purpose: the compiler's first line names the type that has no JSON form.
+template <class T>
+struct type_has_no_json_form_for;
+}  // namespace detail
+
 template <class T>
 void ResultWriter::write(const T& value) {
+  if constexpr (!JsonWritable<T>) {
+    [[maybe_unused]] detail::type_has_no_json_form_for<T> error;
+  }
   static_assert(JsonWritable<T>,
-                "batchrpc: this type has no JSON form. Use bool, an integer, float/double, "
-                "std::string(_view), std::vector<T>, std::map<std::string, T>, std::optional<T>, "
-                "rpc::Json, or specialise rpc::JsonTraits<T> with a write() function.");
+                "batchrpc: this type has no JSON form. Bind a struct with "
+                "BATCHRPC_FIELDS(Type, field...), an enum with BATCHRPC_ENUM, or specialise "
+                "rpc::JsonTraits<T> with a write() function.");
   JsonTraits<T>::write(*this, value);
 }
 
@@ -358,3 +372,8 @@ inline bool JsonTraits<Json>::read(const Value& v, Json& out, std::string&) {
 }
 
 }  // namespace rpc
+
+// The other bindings every translation unit must see alike (partial specialisations).
+#include "json_enums.hpp"
+#include "json_fields.hpp"
+#include "json_std.hpp"

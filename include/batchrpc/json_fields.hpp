@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: MIT
+/// @file json_fields.hpp
+/// Structs bound by their fields in one line: `BATCHRPC_FIELDS(Point, x, y)`.
+/// Included by json_traits.hpp; you need not include it yourself.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "config.hpp"
+#include "detail/macro_for_each.hpp"
+#include "json.hpp"
+#include "json_traits.hpp"
+#include "result_writer.hpp"
+
+namespace rpc::inline BATCHRPC_ABI {
+
+/// A type named as a value: what the binding hooks (`batchrpc_fields`, `batchrpc_enum_names`)
+/// take, so that argument-dependent lookup finds them in the namespace of `T`.
+template <class T>
+struct TypeTag {};
+
+/// One field of a struct: its name in JSON and the data member it binds.
+template <class T, class M>
+struct Field {
+  std::string_view name;
+  M T::*member;
+};
+
+/// A struct's fields, in the order they are written.
+template <class T, class... M>
+struct FieldList {
+  std::tuple<Field<T, M>...> fields;
+  /// When true, reading an object with a member no field names fails (`unknown field "z"`);
+  /// when false such members are ignored.
+  bool refuse_unknown = false;
+};
+
+/// `rpc::field("inputSchema", &Tool::input_schema)`: a field whose JSON name differs from its
+/// member's name.
+template <class T, class M>
+constexpr Field<T, M> field(std::string_view name, M T::*member) noexcept {
+  return {name, member};
+}
+
+/// The fields of `T`, returned by a `batchrpc_fields(rpc::TypeTag<T>)` function you write in
+/// `T`'s namespace when BATCHRPC_FIELDS' member names are not the JSON names:
+/// @code
+/// constexpr auto batchrpc_fields(rpc::TypeTag<Tool>) {
+///   return rpc::field_list<Tool>(false, rpc::field("name", &Tool::name),
+///                                rpc::field("inputSchema", &Tool::input_schema));
+/// }
+/// @endcode
+template <class T, class... M>
+constexpr FieldList<T, M...> field_list(bool refuse_unknown, Field<T, M>... fields) noexcept {
+  return {{fields...}, refuse_unknown};
+}
+
+namespace detail {
+template <class T>
+concept has_fields = requires { batchrpc_fields(TypeTag<T>{}); };
+
+template <class T>
+using fields_of_t = decltype(batchrpc_fields(TypeTag<T>{}));
+
+template <class T>
+inline constexpr bool is_std_optional = false;
+template <class T>
+inline constexpr bool is_std_optional<std::optional<T>> = true;
+
+// Incomplete on purpose: the compiler's first line names the field type that cannot be read.
+template <class T>
+struct type_has_no_json_binding_for;
+
+// Reads and writes T through the FieldList its hook returns.
+template <class T, class List = fields_of_t<T>>
+struct FieldsCodec;
+
+template <class T, class... M>
+struct FieldsCodec<T, FieldList<T, M...>> {
+  static constexpr std::size_t count = sizeof...(M);
+  using List = FieldList<T, M...>;
+  using Seen = std::array<bool, count>;
+  enum class Outcome : unsigned char { unknown, read, failed };
+
+  static bool read(const Value& v, T& out, std::string& why) {
+    if (!v.IsObject()) return why = "expected an object", false;
+    const List list = batchrpc_fields(TypeTag<T>{});
+    Seen seen{};
+    for (const auto& member : v.GetObject()) {
+      const std::string_view name(member.name.GetString(), member.name.GetStringLength());
+      const Outcome outcome = read_member(list, name, member.value, out, seen, why, indices());
+      if (outcome == Outcome::failed) return false;
+      if (outcome == Outcome::unknown && list.refuse_unknown) {
+        return why = "unknown field \"" + std::string(name) + "\"", false;
+      }
+    }
+    return check_missing(list, out, seen, why, indices());
+  }
+
+  static void write(ResultWriter& w, const T& value) {
+    const List list = batchrpc_fields(TypeTag<T>{});
+    w.start_object();
+    std::apply([&](const auto&... field) { (write_field(w, field, value), ...); }, list.fields);
+    w.end_object();
+  }
+
+ private:
+  static constexpr auto indices() { return std::index_sequence_for<M...>{}; }
+
+  template <std::size_t... I>
+  static Outcome read_member([[maybe_unused]] const List& list, [[maybe_unused]] std::string_view name,
+                             [[maybe_unused]] const Value& v, [[maybe_unused]] T& out,
+                             [[maybe_unused]] Seen& seen, [[maybe_unused]] std::string& why,
+                             std::index_sequence<I...>) {
+    Outcome outcome = Outcome::unknown;
+    // The first field with this name reads it; `||` stops there.
+    static_cast<void>(((std::get<I>(list.fields).name == name &&
+                        (outcome = read_field(std::get<I>(list.fields), v, out, seen[I], why), true)) ||
+                       ...));
+    return outcome;
+  }
+
+  template <class F>
+  static Outcome read_field(const F& field, const Value& v, T& out, bool& seen, std::string& why) {
+    if (seen) return why = "duplicate field \"" + std::string(field.name) + "\"", Outcome::failed;
+    seen = true;
+    using Member = std::remove_cvref_t<decltype(out.*field.member)>;
+    static_assert(!std::is_const_v<std::remove_reference_t<decltype(out.*field.member)>>,
+                  "batchrpc: a const data member cannot be read from JSON; drop `const`.");
+    if constexpr (!JsonReadable<Member>) {
+      [[maybe_unused]] type_has_no_json_binding_for<Member> error;
+    }
+    static_assert(JsonReadable<Member>,
+                  "batchrpc: a field's type cannot be read from JSON. Bind it with "
+                  "BATCHRPC_FIELDS or BATCHRPC_ENUM, or specialise rpc::JsonTraits<T>.");
+    if (JsonTraits<Member>::read(v, out.*field.member, why)) return Outcome::read;
+    why = std::string(field.name) + ": " + why;
+    return Outcome::failed;
+  }
+
+  template <std::size_t... I>
+  static bool check_missing(const List& list, T& out, const Seen& seen, std::string& why,
+                            std::index_sequence<I...>) {
+    return (check_one(std::get<I>(list.fields), out, seen[I], why) && ...);
+  }
+
+  template <class F>
+  static bool check_one(const F& field, T& out, bool seen, std::string& why) {
+    if (seen) return true;
+    using Member = std::remove_cvref_t<decltype(out.*field.member)>;
+    if constexpr (is_std_optional<Member>) {
+      (out.*field.member).reset();
+      return true;
+    } else {
+      return why = "missing field \"" + std::string(field.name) + "\"", false;
+    }
+  }
+
+  template <class F>
+  static void write_field(ResultWriter& w, const F& field, const T& value) {
+    const auto& member = value.*field.member;
+    if constexpr (is_std_optional<std::remove_cvref_t<decltype(member)>>) {
+      if (!member) return;  // an empty optional is left out, as an absent one is read
+    }
+    w.key(field.name);
+    w.write(member);
+  }
+};
+}  // namespace detail
+
+/// Types with a `batchrpc_fields` hook (written by BATCHRPC_FIELDS) bind as JSON objects.
+template <class T>
+  requires detail::has_fields<T>
+struct JsonTraits<T> : detail::FieldsCodec<T> {};
+
+}  // namespace rpc
+
+#define BATCHRPC_DETAIL_FIELD(Type, member) ::rpc::field(#member, &Type::member)
+#define BATCHRPC_DETAIL_FIELDS(Type, refuse_unknown, ...)                                     \
+  [[maybe_unused]] constexpr auto batchrpc_fields(::rpc::TypeTag<Type>) noexcept {            \
+    return ::rpc::field_list<Type>(                                                           \
+        refuse_unknown __VA_OPT__(, BATCHRPC_DETAIL_FOR_EACH(BATCHRPC_DETAIL_FIELD, Type, __VA_ARGS__))); \
+  }                                                                                           \
+  static_assert(true, "a semicolon may follow")
+
+/**
+ * Binds a struct to a JSON object by its data members, for params and results alike:
+ * @code
+ * namespace geo {
+ * struct Point { double x = 0, y = 0; std::optional<std::string> label; };
+ * BATCHRPC_FIELDS(Point, x, y, label);
+ * }
+ * @endcode
+ * Write it after the struct, in the struct's namespace (not inside the struct), naming public
+ * data members. Each member binds as its type does: nested structs, containers and every
+ * `rpc::JsonTraits` type work. Reading needs every field except `std::optional` ones (absent or
+ * `null`: `std::nullopt`), refuses a field given twice, ignores members it does not know, and
+ * says where a value is wrong (`"element 1: y: expected a number"`). Writing gives the fields in
+ * the order listed and leaves out empty optionals. The struct must be default-constructible.
+ */
+#define BATCHRPC_FIELDS(Type, ...) BATCHRPC_DETAIL_FIELDS(Type, false __VA_OPT__(, __VA_ARGS__))
+
+/// As BATCHRPC_FIELDS, but reading refuses an object with a member no field names
+/// (`unknown field "z"`).
+#define BATCHRPC_FIELDS_STRICT(Type, ...) BATCHRPC_DETAIL_FIELDS(Type, true __VA_OPT__(, __VA_ARGS__))

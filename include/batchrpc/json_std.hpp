@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: MIT
+/// @file json_std.hpp
+/// `rpc::JsonTraits` for more standard types: `std::array`, `std::pair`, `std::tuple`,
+/// `std::set`, `std::unordered_set`, `std::variant`, `std::monostate` and, for results,
+/// `std::span`. Included by json_traits.hpp; you need not include it yourself.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <set>
+#include <span>
+#include <string>
+#include <tuple>
+#include <unordered_set>
+#include <utility>
+#include <variant>
+
+#include "config.hpp"
+#include "json_traits.hpp"
+
+namespace rpc::inline BATCHRPC_ABI {
+
+namespace detail {
+inline std::string at_element(std::size_t index, const std::string& why) {
+  return "element " + std::to_string(index) + ": " + why;
+}
+
+inline std::string expected_array_of(std::size_t size) {
+  return "expected an array of " + std::to_string(size) + (size == 1 ? " element" : " elements");
+}
+
+// Writes the elements of any range as a JSON array.
+template <class Range>
+void write_elements(ResultWriter& w, const Range& items) {
+  w.start_array();
+  for (const auto& item : items) w.write(item);
+  w.end_array();
+}
+
+// Reads a JSON array into a container that `insert`s (sets): duplicates collapse into one.
+template <class Set>
+bool read_into_set(const Value& v, Set& out, std::string& why) {
+  using T = typename Set::value_type;
+  if (!v.IsArray()) return why = "expected an array", false;
+  out.clear();
+  for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
+    T item{};
+    if (!JsonTraits<T>::read(v[i], item, why)) return why = at_element(i, why), false;
+    out.insert(std::move(item));
+  }
+  return true;
+}
+
+// std::pair and std::tuple: JSON arrays of exactly their size, element I bound as its type.
+template <class Tuple>
+struct TupleCodec {
+  static constexpr std::size_t size = std::tuple_size_v<Tuple>;
+  template <std::size_t... I>
+  static constexpr bool readable(std::index_sequence<I...>) {
+    return (JsonReadable<std::tuple_element_t<I, Tuple>> && ...);
+  }
+  template <std::size_t... I>
+  static constexpr bool writable(std::index_sequence<I...>) {
+    return (JsonWritable<std::tuple_element_t<I, Tuple>> && ...);
+  }
+
+  static bool read(const Value& v, Tuple& out, std::string& why)
+    requires(readable(std::make_index_sequence<size>{}))
+  {
+    if (!v.IsArray() || v.Size() != size) return why = expected_array_of(size), false;
+    return read_elements(v, out, why, std::make_index_sequence<size>{});
+  }
+  static void write(ResultWriter& w, const Tuple& value)
+    requires(writable(std::make_index_sequence<size>{}))
+  {
+    w.start_array();
+    std::apply([&](const auto&... item) { (w.write(item), ...); }, value);
+    w.end_array();
+  }
+
+ private:
+  template <std::size_t... I>
+  static bool read_elements(const Value& v, Tuple& out, std::string& why, std::index_sequence<I...>) {
+    return (read_element<I>(v, out, why) && ...);
+  }
+  template <std::size_t I>
+  static bool read_element(const Value& v, Tuple& out, std::string& why) {
+    using T = std::tuple_element_t<I, Tuple>;
+    if (JsonTraits<T>::read(v[static_cast<rapidjson::SizeType>(I)], std::get<I>(out), why)) return true;
+    return why = at_element(I, why), false;
+  }
+};
+}  // namespace detail
+
+template <class T, std::size_t N>
+struct JsonTraits<std::array<T, N>> {
+  static bool read(const Value& v, std::array<T, N>& out, std::string& why)
+    requires JsonReadable<T>
+  {
+    if (!v.IsArray() || v.Size() != N) return why = detail::expected_array_of(N), false;
+    for (rapidjson::SizeType i = 0; i < N; ++i) {
+      if (!JsonTraits<T>::read(v[i], out[i], why)) return why = detail::at_element(i, why), false;
+    }
+    return true;
+  }
+  static void write(ResultWriter& w, const std::array<T, N>& items)
+    requires JsonWritable<T>
+  {
+    detail::write_elements(w, items);
+  }
+};
+
+template <class A, class B>
+struct JsonTraits<std::pair<A, B>> : detail::TupleCodec<std::pair<A, B>> {};
+
+template <class... T>
+struct JsonTraits<std::tuple<T...>> : detail::TupleCodec<std::tuple<T...>> {};
+
+template <class T, class C, class A>
+struct JsonTraits<std::set<T, C, A>> {
+  static bool read(const Value& v, std::set<T, C, A>& out, std::string& why)
+    requires JsonReadable<T>
+  {
+    return detail::read_into_set(v, out, why);
+  }
+  static void write(ResultWriter& w, const std::set<T, C, A>& items)
+    requires JsonWritable<T>
+  {
+    detail::write_elements(w, items);
+  }
+};
+
+template <class T, class H, class E, class A>
+struct JsonTraits<std::unordered_set<T, H, E, A>> {
+  static bool read(const Value& v, std::unordered_set<T, H, E, A>& out, std::string& why)
+    requires JsonReadable<T>
+  {
+    return detail::read_into_set(v, out, why);
+  }
+  static void write(ResultWriter& w, const std::unordered_set<T, H, E, A>& items)
+    requires JsonWritable<T>
+  {
+    detail::write_elements(w, items);
+  }
+};
+
+/// Results only: a view of elements written as a JSON array.
+template <class T, std::size_t Extent>
+struct JsonTraits<std::span<T, Extent>> {
+  static void write(ResultWriter& w, std::span<T, Extent> items)
+    requires JsonWritable<std::remove_cv_t<T>>
+  {
+    detail::write_elements(w, items);
+  }
+};
+
+/// `null`, for a `std::variant` that may be null.
+template <>
+struct JsonTraits<std::monostate> {
+  static bool read(const Value& v, std::monostate&, std::string& why) {
+    return v.IsNull() ? true : (why = "expected null", false);
+  }
+  static void write(ResultWriter& w, std::monostate) { w.null(); }
+};
+
+/// The first alternative, in order, that reads the value; written as the alternative it holds.
+template <class... T>
+struct JsonTraits<std::variant<T...>> {
+  using Variant = std::variant<T...>;
+
+  static bool read(const Value& v, Variant& out, std::string& why)
+    requires(JsonReadable<T> && ...)
+  {
+    std::string reasons;
+    if (read_first(v, out, reasons, std::index_sequence_for<T...>{})) return true;
+    return why = "matches no alternative (" + reasons + ")", false;
+  }
+  static void write(ResultWriter& w, const Variant& value)
+    requires(JsonWritable<T> && ...)
+  {
+    std::visit([&](const auto& item) { w.write(item); }, value);
+  }
+
+ private:
+  template <std::size_t... I>
+  static bool read_first(const Value& v, Variant& out, std::string& reasons, std::index_sequence<I...>) {
+    return (read_as<I>(v, out, reasons) || ...);
+  }
+  template <std::size_t I>
+  static bool read_as(const Value& v, Variant& out, std::string& reasons) {
+    using Alternative = std::variant_alternative_t<I, Variant>;
+    Alternative item{};
+    std::string why;
+    if (JsonTraits<Alternative>::read(v, item, why)) {
+      out.template emplace<I>(std::move(item));
+      return true;
+    }
+    reasons.append(I == 0 ? "" : "; ").append(why);
+    return false;
+  }
+};
+
+}  // namespace rpc

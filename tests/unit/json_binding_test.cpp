@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: MIT
+// Binding without hand-written JsonTraits: structs by their fields (BATCHRPC_FIELDS), enums by
+// name or number, and the standard containers, read from params and written as results, with
+// the exact replies and error reasons a client sees.
+#include <batchrpc/router.hpp>
+
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <unordered_set>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace geo {
+struct Point {
+  double x = 0;
+  double y = 0;
+  std::optional<std::string> label;
+};
+BATCHRPC_FIELDS(Point, x, y, label);
+
+struct Polygon {
+  std::string name;
+  std::vector<Point> points;
+};
+BATCHRPC_FIELDS(Polygon, name, points);
+
+struct Strict {
+  int a = 0;
+};
+BATCHRPC_FIELDS_STRICT(Strict, a);
+
+struct Empty {};
+BATCHRPC_FIELDS(Empty);
+
+// A tree: a struct holding containers of itself.
+struct Node {
+  int value = 0;
+  std::vector<Node> children;
+};
+BATCHRPC_FIELDS(Node, value, children);
+
+// JSON names that are not the member names.
+struct Tool {
+  std::string name;
+  std::string input_schema;
+};
+constexpr auto batchrpc_fields(rpc::TypeTag<Tool>) {
+  return rpc::field_list<Tool>(false, rpc::field("name", &Tool::name),
+                               rpc::field("inputSchema", &Tool::input_schema));
+}
+
+enum class Color { red, green, blue };
+BATCHRPC_ENUM(Color, red, green, blue);
+
+enum class Status : std::uint8_t { queued, done };
+constexpr std::array<rpc::EnumName<Status>, 2> batchrpc_enum_names(rpc::TypeTag<Status>) {
+  return {{{Status::queued, "in-queue"}, {Status::done, "done"}}};
+}
+
+enum Level : char { low = 1, high = 9 };  // no names: a number
+}  // namespace geo
+
+namespace {
+
+std::string call(const rpc::Router& router, std::string_view method, std::string_view params) {
+  const std::string message = R"({"jsonrpc":"2.0","method":")" + std::string(method) +
+                              R"(","params":)" + std::string(params) + R"(,"id":1})";
+  const std::optional<std::string> text = router.handle(message);
+  return text ? *text : std::string("<no reply>");
+}
+
+std::string result(std::string_view json) {
+  return R"({"jsonrpc":"2.0","id":1,"result":)" + std::string(json) + "}";
+}
+
+std::string invalid(std::string_view reason, int param = 0) {
+  return R"({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"param":)" +
+         std::to_string(param) + R"(,"reason":")" + std::string(reason) + R"("}}})";
+}
+
+// A router with one method that echoes its one parameter of type T.
+template <class T>
+rpc::Router echo_router() {
+  rpc::Router router;
+  router.add("echo", [](T value) { return value; });
+  return router;
+}
+
+}  // namespace
+
+TEST_SUITE("json binding") {
+  TEST_CASE("a struct binds by its fields, in both directions") {
+    const rpc::Router router = echo_router<geo::Point>();
+    CHECK(call(router, "echo", R"([{"x":1,"y":2.5,"label":"a"}])") ==
+          result(R"({"x":1,"y":2.5,"label":"a"})"));
+    // Order does not matter; an absent or null optional is empty and left out when written.
+    CHECK(call(router, "echo", R"([{"y":2,"x":1}])") == result(R"({"x":1,"y":2})"));
+    CHECK(call(router, "echo", R"([{"y":2,"x":1,"label":null}])") == result(R"({"x":1,"y":2})"));
+    // Unknown members are ignored.
+    CHECK(call(router, "echo", R"([{"x":1,"y":2,"z":3}])") == result(R"({"x":1,"y":2})"));
+  }
+
+  TEST_CASE("a struct's errors say which field and why") {
+    const rpc::Router router = echo_router<geo::Point>();
+    CHECK(call(router, "echo", R"([{"x":1,"y":"2"}])") == invalid("y: expected a number"));
+    CHECK(call(router, "echo", R"([{"x":1}])") == invalid(R"(missing field \"y\")"));
+    CHECK(call(router, "echo", R"([{"x":1,"y":2,"x":3}])") == invalid(R"(duplicate field \"x\")"));
+    CHECK(call(router, "echo", R"([[1,2]])") == invalid("expected an object"));
+    CHECK(call(router, "echo", R"([{"x":1,"y":2,"label":7}])") == invalid("label: expected a string"));
+  }
+
+  TEST_CASE("nested structs and containers name the whole path") {
+    const rpc::Router router = echo_router<geo::Polygon>();
+    CHECK(call(router, "echo", R"([{"name":"t","points":[{"x":0,"y":0},{"x":1,"y":1}]}])") ==
+          result(R"({"name":"t","points":[{"x":0,"y":0},{"x":1,"y":1}]})"));
+    CHECK(call(router, "echo", R"([{"name":"t","points":[{"x":0,"y":0},{"x":1,"y":true}]}])") ==
+          invalid("points: element 1: y: expected a number"));
+    const rpc::Router points = echo_router<std::vector<geo::Point>>();
+    CHECK(call(points, "echo", R"([[{"x":0,"y":0},{"x":1,"y":"no"}]])") ==
+          invalid("element 1: y: expected a number"));
+  }
+
+  TEST_CASE("a recursive struct binds") {
+    const rpc::Router router = echo_router<geo::Node>();
+    CHECK(call(router, "echo", R"([{"value":1,"children":[{"value":2,"children":[]}]}])") ==
+          result(R"({"value":1,"children":[{"value":2,"children":[]}]})"));
+    CHECK(call(router, "echo", R"([{"value":1,"children":[{"value":2}]}])") ==
+          invalid(R"(children: element 0: missing field \"children\")"));
+  }
+
+  TEST_CASE("strict structs refuse unknown members; an empty struct is an object") {
+    const rpc::Router strict = echo_router<geo::Strict>();
+    CHECK(call(strict, "echo", R"([{"a":1}])") == result(R"({"a":1})"));
+    CHECK(call(strict, "echo", R"([{"a":1,"b":2}])") == invalid(R"(unknown field \"b\")"));
+    const rpc::Router empty = echo_router<geo::Empty>();
+    CHECK(call(empty, "echo", R"([{"any":1}])") == result("{}"));
+    CHECK(call(empty, "echo", "[[]]") == invalid("expected an object"));
+  }
+
+  TEST_CASE("fields may have JSON names of their own") {
+    const rpc::Router router = echo_router<geo::Tool>();
+    CHECK(call(router, "echo", R"([{"name":"n","inputSchema":"s"}])") ==
+          result(R"({"name":"n","inputSchema":"s"})"));
+    CHECK(call(router, "echo", R"([{"name":"n","input_schema":"s"}])") ==
+          invalid(R"(missing field \"inputSchema\")"));
+  }
+
+  TEST_CASE("a struct is a named parameter like any other") {
+    rpc::Router router;
+    router.add("move", [](geo::Point p, double dx) { return geo::Point{p.x + dx, p.y, p.label}; },
+               rpc::names("point", "dx"));
+    CHECK(call(router, "move", R"({"point":{"x":1,"y":2},"dx":0.5})") == result(R"({"x":1.5,"y":2})"));
+    CHECK(call(router, "move", R"({"point":{"x":1},"dx":0.5})") ==
+          R"({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"param":"point","reason":"missing field \"y\""}}})");
+  }
+
+  TEST_CASE("enums bind by name, by a table of names, or as numbers") {
+    const rpc::Router colors = echo_router<geo::Color>();
+    CHECK(call(colors, "echo", R"(["green"])") == result(R"("green")"));
+    CHECK(call(colors, "echo", R"(["Green"])") == invalid(R"(expected one of \"red\", \"green\", \"blue\")"));
+    CHECK(call(colors, "echo", "[1]") == invalid(R"(expected one of \"red\", \"green\", \"blue\")"));
+    const rpc::Router statuses = echo_router<geo::Status>();
+    CHECK(call(statuses, "echo", R"(["in-queue"])") == result(R"("in-queue")"));
+    CHECK(call(statuses, "echo", R"(["queued"])") == invalid(R"(expected one of \"in-queue\", \"done\")"));
+    const rpc::Router levels = echo_router<geo::Level>();
+    CHECK(call(levels, "echo", "[9]") == result("9"));
+    CHECK(call(levels, "echo", "[200]") == invalid("integer out of range"));
+    CHECK(call(levels, "echo", R"(["high"])") == invalid("expected an integer"));
+  }
+
+  TEST_CASE("an enum value without a name is an internal error, not a wrong reply") {
+    rpc::Router router;
+    router.add("bad", [] { return static_cast<geo::Color>(7); });
+    CHECK(call(router, "bad", "[]") ==
+          R"({"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Internal error"}})");
+  }
+
+  TEST_CASE("std::array, std::pair and std::tuple are arrays of their exact size") {
+    const rpc::Router arrays = echo_router<std::array<int, 3>>();
+    CHECK(call(arrays, "echo", "[[1,2,3]]") == result("[1,2,3]"));
+    CHECK(call(arrays, "echo", "[[1,2]]") == invalid("expected an array of 3 elements"));
+    CHECK(call(arrays, "echo", R"([[1,2,"3"]])") == invalid("element 2: expected an integer"));
+    const rpc::Router pairs = echo_router<std::pair<std::string, int>>();
+    CHECK(call(pairs, "echo", R"([["a",1]])") == result(R"(["a",1])"));
+    CHECK(call(pairs, "echo", R"([["a","b"]])") == invalid("element 1: expected an integer"));
+    CHECK(call(pairs, "echo", R"([["a",1,2]])") == invalid("expected an array of 2 elements"));
+    const rpc::Router tuples = echo_router<std::tuple<bool, geo::Color, std::optional<int>>>();
+    CHECK(call(tuples, "echo", R"([[true,"red",null]])") == result(R"([true,"red",null])"));
+    CHECK(call(tuples, "echo", R"([[true,"red"]])") == invalid("expected an array of 3 elements"));
+    const rpc::Router one = echo_router<std::tuple<int>>();
+    CHECK(call(one, "echo", "[[1,2]]") == invalid("expected an array of 1 element"));
+  }
+
+  TEST_CASE("sets are arrays; repeated elements collapse") {
+    const rpc::Router sets = echo_router<std::set<std::string>>();
+    CHECK(call(sets, "echo", R"([["b","a","b"]])") == result(R"(["a","b"])"));
+    CHECK(call(sets, "echo", R"([["b",1]])") == invalid("element 1: expected a string"));
+    const rpc::Router hashed = echo_router<std::unordered_set<int>>();
+    CHECK(call(hashed, "echo", "[[4,4,4]]") == result("[4]"));
+  }
+
+  TEST_CASE("a variant takes the first alternative that reads the value") {
+    const rpc::Router router = echo_router<std::variant<std::monostate, std::int64_t, double, std::string>>();
+    CHECK(call(router, "echo", "[null]") == result("null"));
+    CHECK(call(router, "echo", "[3]") == result("3"));
+    CHECK(call(router, "echo", "[3.5]") == result("3.5"));
+    CHECK(call(router, "echo", R"(["x"])") == result(R"("x")"));
+    CHECK(call(router, "echo", "[true]") ==
+          invalid("matches no alternative (expected null; expected an integer; expected a number; expected a string)"));
+    const rpc::Router shapes = echo_router<std::variant<geo::Point, std::vector<geo::Point>>>();
+    CHECK(call(shapes, "echo", R"([[{"x":1,"y":2}]])") == result(R"([{"x":1,"y":2}])"));
+  }
+
+  TEST_CASE("a span is written as an array") {
+    static constexpr std::array<int, 3> primes{2, 3, 5};
+    rpc::Router router;
+    router.add("primes", [] { return std::span<const int>(primes); });
+    router.add("first", [] { return std::span<const int, 1>(primes.data(), 1); });
+    CHECK(call(router, "primes", "[]") == result("[2,3,5]"));
+    CHECK(call(router, "first", "[]") == result("[2]"));
+  }
+
+  TEST_CASE("maps of structs and structs in optionals") {
+    const rpc::Router router = echo_router<std::map<std::string, std::optional<geo::Point>>>();
+    CHECK(call(router, "echo", R"([{"a":{"x":1,"y":2},"b":null}])") ==
+          result(R"({"a":{"x":1,"y":2},"b":null})"));
+    CHECK(call(router, "echo", R"([{"a":{"x":1}}])") == invalid(R"(member \"a\": missing field \"y\")"));
+  }
+}
