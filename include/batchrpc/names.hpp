@@ -7,6 +7,7 @@
 #include <concepts>
 #include <cstddef>
 #include <string_view>
+#include <type_traits>
 
 #include "config.hpp"
 
@@ -33,5 +34,15 @@ template <class... S>
 constexpr Names<sizeof...(S)> names(const S&... name) {
   return Names<sizeof...(S)>{{std::string_view(name)...}};
 }
+
+namespace detail {
+template <class T>
+inline constexpr bool is_names_v = false;
+template <std::size_t N>
+inline constexpr bool is_names_v<Names<N>> = true;
+template <class T>
+  requires(!std::same_as<T, std::remove_cvref_t<T>>)
+inline constexpr bool is_names_v<T> = is_names_v<std::remove_cvref_t<T>>;
+}  // namespace detail
 
 }  // namespace rpc

@@ -25,6 +25,7 @@
 #include "limits.hpp"
 #include "method_options.hpp"
 #include "names.hpp"
+#include "detail/bound_member.hpp"
 #include "detail/inflight.hpp"
 #include "detail/method_table.hpp"
 
@@ -118,6 +119,34 @@ class Router {
     add_method(name, {detail::make_handler<N>(std::forward<F>(handler), param_names),
                       std::move(options)});
     return *this;
+  }
+
+  /**
+   * Registers member function `method`, called on `object`, as method `name`; its params bind
+   * as a handler's do (handler.hpp), by position or by `param_names` when given:
+   * @code
+   * router.add("add", &Calc::add, calc);                          // object by reference
+   * router.add("add", &Calc::add, &calc, rpc::names("a", "b"));   // or by pointer
+   * @endcode
+   * Lifetime: the router keeps a pointer to `object`, which must outlive it. `method` is called
+   * from many threads at once, like any handler; a non-const member function must make that
+   * safe itself.
+   * @throws std::invalid_argument as `add`, or if `object` is a null pointer.
+   */
+  template <class M, class Object>
+    requires detail::is_member_function_v<M> && (!detail::is_names_v<Object>) &&
+             (!std::is_same_v<std::remove_cvref_t<Object>, MethodOptions>)
+  Router& add(std::string_view name, M method, Object&& object, MethodOptions options = {}) {
+    return add(name, detail::bind_member(method, std::forward<Object>(object)), Names<0>{},
+               std::move(options));
+  }
+  /// As above, its params also bound by name.
+  template <class M, class Object, std::size_t N>
+    requires detail::is_member_function_v<M> && (!detail::is_names_v<Object>)
+  Router& add(std::string_view name, M method, Object&& object, const Names<N>& param_names,
+              MethodOptions options = {}) {
+    return add(name, detail::bind_member(method, std::forward<Object>(object)), param_names,
+               std::move(options));
   }
 
   /**

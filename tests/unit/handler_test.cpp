@@ -661,6 +661,39 @@ TEST_SUITE("handler") {
     CHECK(call(router, "twice/pointer", "[4]") == R"({"jsonrpc":"2.0","id":1,"result":8})");
     CHECK(call(router, "add", "[1]") == R"({"jsonrpc":"2.0","id":1,"result":101})");
   }
+
+  TEST_CASE("member functions are handlers, their object by reference or by pointer") {
+    struct Calc {
+      int offset = 0;
+      [[nodiscard]] int add(int a, int b) const { return a + b + offset; }
+      int bump(int step) noexcept { return offset += step; }
+      void reset(rpc::Context& ctx) { offset = static_cast<int>(ctx.method().size()); }
+    };
+    Calc calc{10};
+    rpc::Router router;
+    router.add("add", &Calc::add, calc);
+    router.add("add/named", &Calc::add, &calc, rpc::names("a", "b"));
+    router.add("bump", &Calc::bump, &calc, {.capability = "admin"});
+    router.add("reset", &Calc::reset, calc);
+    const Calc& fixed = calc;
+    router.add("add/const", &Calc::add, fixed);
+
+    CHECK(call(router, "add", "[1,2]") == R"({"jsonrpc":"2.0","id":1,"result":13})");
+    CHECK(call(router, "add/named", R"({"b":2,"a":1})") == R"({"jsonrpc":"2.0","id":1,"result":13})");
+    CHECK(call(router, "add", R"([1,"2"])") ==
+          R"({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"param":1,"reason":"expected an integer"}}})");
+    CHECK(router.options_of("bump")->capability == "admin");
+    CHECK(call(router, "bump", "[5]") == R"({"jsonrpc":"2.0","id":1,"result":15})");
+    CHECK(calc.offset == 15);  // the router calls the object it was given, not a copy
+    CHECK(call(router, "reset", "[]") == R"({"jsonrpc":"2.0","id":1,"result":null})");
+    CHECK(calc.offset == 5);
+    CHECK(call(router, "add/const", "[0,0]") == R"({"jsonrpc":"2.0","id":1,"result":5})");
+
+    Calc* none = nullptr;
+    CHECK_THROWS_WITH_AS(router.add("none", &Calc::add, none),
+                         "batchrpc: a member function's object is null", std::invalid_argument);
+    CHECK_FALSE(router.contains("none"));
+  }
 }
 
 TEST_CASE("an rpc::Error message keeps its NUL bytes") {

@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: MIT
+// A non-const member function on a const object is refused by name, first.
+// expect-error: the object is const but the member function is not
+#include <batchrpc/router.hpp>
+
+struct Counter {
+  int next(int step) { return value += step; }
+  int value = 0;
+};
+
+void register_methods(rpc::Router& router, [[maybe_unused]] const Counter& fixed,
+                      [[maybe_unused]] Counter& counter) {
+#if BATCHRPC_TEST_FAILING_CODE
+  router.add("next", &Counter::next, fixed);
+#else
+  router.add("next", &Counter::next, counter);
+#endif
+}
