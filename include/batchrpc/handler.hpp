@@ -27,6 +27,7 @@
 
 #include "config.hpp"
 #include "context.hpp"
+#include "detail/bound_member.hpp"
 #include "detail/callable_traits.hpp"
 #include "detail/same_text.hpp"
 #include "json_traits.hpp"
@@ -301,23 +302,70 @@ constexpr bool handler_ok() {
   }
 }
 
+// Incomplete on purpose: a failed check declares one of these, so the first line of the
+// compiler's message names the offending type (`..._for<Point>` has incomplete type); the
+// static_assert after it says what to do.
+template <class T>
+struct handler_parameter_has_no_json_binding_for;
+template <class T>
+struct handler_result_has_no_json_form_for;
+template <class T>
+struct json_traits_read_must_return_bool_for;
+
+// JsonTraits<T>::read can be called but does not return bool.
+template <class T>
+concept read_returns_other_than_bool =
+    !JsonReadable<T> && requires(const Value& v, T& out, std::string& why) { JsonTraits<T>::read(v, out, why); };
+
+// The first bound parameter type with no JSON binding (bare), or void.
+template <class... A>
+struct first_unbindable {
+  using type = void;
+};
+template <class A, class... Rest>
+struct first_unbindable<A, Rest...> {
+  using type = std::conditional_t<is_bound_v<A> && !is_bindable_v<A>, bare_t<A>,
+                                  typename first_unbindable<Rest...>::type>;
+};
+template <class Args>
+struct first_unbindable_in;
+template <class... A>
+struct first_unbindable_in<std::tuple<A...>> : first_unbindable<A...> {};
+
 // Every compile-time check on a handler, each with a message that says what to write instead.
 template <class F, std::size_t N>
 constexpr bool check_handler() {
-  static_assert(has_signature<F>,
+  static_assert(!is_member_function_v<F>,
+                "batchrpc: a member function needs its object: "
+                "router.add(name, &Class::method, object) (object by reference or pointer).");
+  static_assert(has_signature<F> || is_member_function_v<F>,
                 "batchrpc: cannot see the handler's parameters. Pass a lambda or function with "
                 "explicit parameter types (no `auto` parameters, no overloaded operator()).");
   if constexpr (has_signature<F>) {
     using Sig = callable_signature<F>;
     using Info = arg_info<typename Sig::args>;
     using R = typename Sig::result;
+    using Unbindable = typename first_unbindable_in<typename Sig::args>::type;
+    if constexpr (read_returns_other_than_bool<Unbindable>) {
+      [[maybe_unused]] json_traits_read_must_return_bool_for<Unbindable> error;
+    } else if constexpr (!std::is_void_v<Unbindable>) {
+      [[maybe_unused]] handler_parameter_has_no_json_binding_for<Unbindable> error;
+    }
+    if constexpr (!std::is_void_v<R> && !JsonWritable<std::remove_cvref_t<R>>) {
+      [[maybe_unused]] handler_result_has_no_json_form_for<std::remove_cvref_t<R>> error;
+    }
+    static_assert(!read_returns_other_than_bool<Unbindable>,
+                  "batchrpc: rpc::JsonTraits<T>::read must return bool: "
+                  "`static bool read(const rpc::Value& v, T& out, std::string& why)`, false with a "
+                  "reason in `why` when `v` does not fit.");
     static_assert(Sig::is_const,
                   "batchrpc: handlers may run on many threads at once and are called as const. "
                   "Drop `mutable` and keep shared state behind a mutex or an atomic.");
-    static_assert(Info::all_bindable,
-                  "batchrpc: a handler parameter has no JSON binding. Use bool, integers, "
-                  "float/double, std::string(_view), std::vector<T>, std::map<std::string, T>, "
-                  "std::optional<T>, const rpc::Value&, rpc::Json, or specialise rpc::JsonTraits<T>.");
+    static_assert(Info::all_bindable || read_returns_other_than_bool<Unbindable>,
+                  "batchrpc: a handler parameter has no JSON binding. Bind a struct with "
+                  "BATCHRPC_FIELDS(Type, field...), an enum with BATCHRPC_ENUM, or specialise "
+                  "rpc::JsonTraits<T>; or take a standard type (numbers, strings, containers, "
+                  "std::optional, std::variant), const rpc::Value& or rpc::Json.");
     static_assert(Info::refs_ok,
                   "batchrpc: take bound parameters by value or by const reference, not T&.");
     static_assert(Info::injected_refs_ok,
@@ -333,9 +381,9 @@ constexpr bool check_handler() {
                   "batchrpc: a handler taking rpc::Responder answers through it: return void "
                   "and do not also take rpc::ResultWriter&.");
     static_assert(std::is_void_v<R> || JsonWritable<std::remove_cvref_t<R>>,
-                  "batchrpc: the handler's return type has no JSON form. Return bool, an integer, "
-                  "float/double, std::string, std::vector<T>, std::map<std::string, T>, "
-                  "std::optional<T>, rpc::Json, or specialise rpc::JsonTraits<T>.");
+                  "batchrpc: the handler's return type has no JSON form. Bind a struct with "
+                  "BATCHRPC_FIELDS(Type, field...), an enum with BATCHRPC_ENUM, or specialise "
+                  "rpc::JsonTraits<T>; or return a standard type, rpc::Json or void.");
     static_assert(N == 0 || N == Info::bound_count,
                   "batchrpc: rpc::names(...) must give exactly one name per bound parameter "
                   "(rpc::Context& and rpc::ResultWriter& take no name).");
@@ -346,7 +394,7 @@ constexpr bool check_handler() {
 template <std::size_t N, class F>
 std::unique_ptr<Handler> make_handler(F&& fn, const Names<N>& names) {
   using Fn = std::decay_t<F>;
-  static_assert(check_handler<Fn, N>());
+  check_handler<Fn, N>();  // not in a static_assert: a failed check is not a constant
   if constexpr (handler_ok<Fn, N>()) {  // keeps a failed check to its one readable message
     return std::make_unique<TypedHandler<Fn, N>>(std::forward<F>(fn), names);
   } else {

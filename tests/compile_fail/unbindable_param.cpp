@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// A parameter type with no JSON binding is named in the error, with what to use instead.
+// A parameter type with no JSON binding is named in the first error, then what to use instead.
+// expect-error: handler_parameter_has_no_json_binding_for<Point>
 // expect-error: a handler parameter has no JSON binding
 #include <batchrpc/router.hpp>
 

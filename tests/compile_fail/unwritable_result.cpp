@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// A return type with no JSON form is refused with what to return instead.
+// A return type with no JSON form is named in the first error, then what to return instead.
+// expect-error: handler_result_has_no_json_form_for<Opaque>
 // expect-error: the handler's return type has no JSON form
 #include <batchrpc/router.hpp>
 

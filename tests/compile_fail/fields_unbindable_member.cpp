@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: MIT
+// A BATCHRPC_FIELDS struct with a member that has no JSON form names that member's type.
+// expect-error: type_has_no_json_form_for<app::Opaque>
+// expect-error: this type has no JSON form
+#include <batchrpc/router.hpp>
+
+namespace app {
+struct Opaque {};
+struct Reply {
+  int code = 0;
+#if BATCHRPC_TEST_FAILING_CODE
+  Opaque detail;
+#endif
+};
+BATCHRPC_FIELDS(Reply, code
+#if BATCHRPC_TEST_FAILING_CODE
+                , detail
+#endif
+);
+}  // namespace app
+
+void register_methods(rpc::Router& router) {
+  router.add("reply", [] { return app::Reply{}; });
+}

@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: MIT
+// A BATCHRPC_FIELDS struct read from params with a member that cannot be read names that
+// member's type first.
+// expect-error: type_has_no_json_binding_for<app::Handle>
+// expect-error: a field's type cannot be read from JSON
+#include <batchrpc/router.hpp>
+
+namespace app {
+struct Handle {};
+struct Request {
+  int code = 0;
+#if BATCHRPC_TEST_FAILING_CODE
+  Handle handle;
+#endif
+};
+BATCHRPC_FIELDS(Request, code
+#if BATCHRPC_TEST_FAILING_CODE
+                , handle
+#endif
+);
+}  // namespace app
+
+void register_methods(rpc::Router& router) {
+  router.add("request", [](const app::Request& r) { return r.code; });
+}
