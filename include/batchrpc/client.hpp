@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "buffer.hpp"
+#include "detail/owns_its_data.hpp"
 #include "config.hpp"
 #include "error.hpp"
 #include "json.hpp"
@@ -102,9 +103,9 @@ struct Outcome {
 template <class... T>
 [[nodiscard]] Json positional(const T&... values) {
   static_assert((JsonWritable<detail::ParamType<T>> && ...),
-                "batchrpc: rpc::positional takes values with a JSON form: bool, integers, "
-                "float/double, strings, std::vector, std::map<std::string, T>, std::optional, "
-                "rpc::Json, or a type with an rpc::JsonTraits<T>::write specialisation");
+                "batchrpc: rpc::positional takes values with a JSON form: numbers, strings, "
+                "standard containers, rpc::Json, a struct or enum bound with BATCHRPC_FIELDS or "
+                "BATCHRPC_ENUM, or a type with an rpc::JsonTraits<T>::write specialisation");
   return detail::write_params([&](ResultWriter& w) {
     w.start_array();
     (detail::write_param(w, values), ...);
@@ -230,21 +231,6 @@ class BatchBuilder {
   bool always_batch_ = false;
 };
 
-namespace detail {
-// Types that hold no pointer into the JSON they were bound from.
-template <class T>
-struct owns_its_data
-    : std::bool_constant<std::is_arithmetic_v<T> || std::is_same_v<T, std::string> || std::is_same_v<T, Json>> {};
-template <class T>
-struct owns_its_data<std::optional<T>> : owns_its_data<T> {};
-template <class T, class A>
-struct owns_its_data<std::vector<T, A>> : owns_its_data<T> {};
-template <class T, class C, class A>
-struct owns_its_data<std::map<std::string, T, C, A>> : owns_its_data<T> {};
-template <class T, class H, class E, class A>
-struct owns_its_data<std::unordered_map<std::string, T, H, E, A>> : owns_its_data<T> {};
-}  // namespace detail
-
 /**
  * A reply matched to the `BatchBuilder` it answers; made by `rpc::correlate`.
  *
@@ -317,9 +303,9 @@ class Replies {
   template <class T>
   [[nodiscard]] T result(std::int64_t id) const& {
     static_assert(JsonReadable<T>,
-                  "batchrpc: result<T>() needs rpc::JsonTraits<T>::read. Use bool, an integer, "
-                  "float/double, std::string, std::vector<T>, std::map<std::string, T>, "
-                  "std::optional<T>, rpc::Json, or specialise rpc::JsonTraits<T> with read()");
+                  "batchrpc: result<T>() needs rpc::JsonTraits<T>::read. Use a number, a string, a "
+                  "standard container, rpc::Json, a struct or enum bound with BATCHRPC_FIELDS or "
+                  "BATCHRPC_ENUM, or specialise rpc::JsonTraits<T> with read()");
     const Value& value = result_value(id);
     T out{};
     std::string why;

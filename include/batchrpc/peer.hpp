@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "config.hpp"
+#include "detail/owns_its_data.hpp"
 #include "error.hpp"
 #include "json.hpp"
 #include "json_traits.hpp"
@@ -67,6 +68,10 @@ class Reply {
   template <class T>
   [[nodiscard]] T as() const {
     static_assert(JsonReadable<T>, "batchrpc: Reply::as<T>() needs rpc::JsonTraits<T>::read");
+    static_assert(detail::owns_its_data<T>::value,
+                  "batchrpc: Reply::as<T>() returns a T read from a copy of the result that is "
+                  "gone when it returns, so T must own its data (std::string, not "
+                  "std::string_view). Read result() yourself to keep views.");
     if (error_) throw *error_;
     rapidjson::Document doc;
     doc.Parse(result_.text().data(), result_.text().size());  // valid: made from a parsed value
