@@ -37,6 +37,23 @@ class BoundMember<M, C, std::tuple<A...>, R> {
 template <class M>
 inline constexpr bool is_member_function_v = std::is_member_function_pointer_v<std::remove_cvref_t<M>>;
 
+template <class M>
+struct member_class;
+template <class T, class C>
+struct member_class<T C::*> {
+  using type = C;
+};
+
+// The object must be the member function's class or derived from it: a smart pointer or a
+// wrapper would be held by address, and that address is the caller's variable, not the object.
+template <class M, class C>
+constexpr void check_object_type() {
+  static_assert(std::is_base_of_v<typename member_class<M>::type, std::remove_cv_t<C>>,
+                "batchrpc: pass the member function's object itself (by reference) or a raw "
+                "pointer to it; for a smart pointer pass `*ptr` or `ptr.get()` and keep it alive "
+                "as long as the router.");
+}
+
 template <class M, class C>
 constexpr void check_constness() {
   static_assert(signature<M>::is_const || !std::is_const_v<C>,
@@ -50,12 +67,14 @@ auto bind_member(M method, Object&& object) {
   using Bare = std::remove_reference_t<Object>;
   if constexpr (std::is_pointer_v<std::remove_cv_t<Bare>>) {
     using C = std::remove_pointer_t<std::remove_cv_t<Bare>>;
+    check_object_type<M, C>();
     check_constness<M, C>();
     return BoundMember<M, C>(method, object);
   } else {
     static_assert(std::is_lvalue_reference_v<Object>,
                   "batchrpc: pass the member function's object by reference or by pointer, not a "
                   "temporary: the router calls it for as long as it lives.");
+    check_object_type<M, Bare>();
     check_constness<M, Bare>();
     return BoundMember<M, Bare>(method, std::addressof(object));
   }

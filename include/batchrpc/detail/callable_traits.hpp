@@ -35,6 +35,10 @@ struct signature<R (C::*)(A...)> : signature<R(A...)> {
 };
 template <class R, class C, class... A>
 struct signature<R (C::*)(A...) noexcept> : signature<R (C::*)(A...)> {};
+template <class R, class C, class... A>
+struct signature<R (C::*)(A...) &> : signature<R (C::*)(A...)> {};
+template <class R, class C, class... A>
+struct signature<R (C::*)(A...) & noexcept> : signature<R (C::*)(A...)> {};
 
 // Empty unless F has exactly one, non-template call signature.
 template <class F>
