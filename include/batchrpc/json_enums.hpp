@@ -12,7 +12,6 @@
 
 #include "config.hpp"
 #include "detail/macro_for_each.hpp"
-#include "json_fields.hpp"
 #include "json_traits.hpp"
 
 namespace rpc::inline BATCHRPC_ABI {
@@ -110,4 +109,4 @@ struct JsonTraits<E> {
   [[maybe_unused]] constexpr auto batchrpc_enum_names(::rpc::TypeTag<Type>) noexcept {     \
     return ::std::array{BATCHRPC_DETAIL_FOR_EACH(BATCHRPC_DETAIL_ENUMERATOR, Type, __VA_ARGS__)}; \
   }                                                                                        \
-  static_assert(true, "a semicolon may follow")
+  static_assert(true, "the macro is followed by a semicolon")

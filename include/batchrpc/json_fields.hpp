@@ -21,11 +21,6 @@
 
 namespace rpc::inline BATCHRPC_ABI {
 
-/// A type named as a value: what the binding hooks (`batchrpc_fields`, `batchrpc_enum_names`)
-/// take, so that argument-dependent lookup finds them in the namespace of `T`.
-template <class T>
-struct TypeTag {};
-
 /// One field of a struct: its name in JSON and the data member it binds.
 template <class T, class M>
 struct Field {
@@ -33,13 +28,22 @@ struct Field {
   M T::*member;
 };
 
-/// A struct's fields, in the order they are written.
-template <class T, class... M>
-struct FieldList {
-  std::tuple<Field<T, M>...> fields;
+/// How a struct bound by its fields is read.
+struct FieldRules {
   /// When true, reading an object with a member no field names fails (`unknown field "z"`);
   /// when false such members are ignored.
   bool refuse_unknown = false;
+  /// When true, a field the object does not have keeps the value the struct was
+  /// default-constructed with; when false it is an error (`missing field "y"`), except for
+  /// `std::optional` fields, which are always optional.
+  bool absent_keeps_default = false;
+};
+
+/// A struct's fields, in the order they are written, and how they are read.
+template <class T, class... M>
+struct FieldList {
+  std::tuple<Field<T, M>...> fields;
+  FieldRules rules;
 };
 
 /// `rpc::field("inputSchema", &Tool::input_schema)`: a field whose JSON name differs from its
@@ -49,17 +53,24 @@ constexpr Field<T, M> field(std::string_view name, M T::*member) noexcept {
   return {name, member};
 }
 
+/// `rpc::field<Derived>("id", &Derived::id)`: a field that `T` inherits from a base class.
+template <class T, class M, class Base>
+  requires(!std::is_same_v<T, Base> && std::is_base_of_v<Base, T>)
+constexpr Field<T, M> field(std::string_view name, M Base::*member) noexcept {
+  return {name, member};
+}
+
 /// The fields of `T`, returned by a `batchrpc_fields(rpc::TypeTag<T>)` function you write in
 /// `T`'s namespace when BATCHRPC_FIELDS' member names are not the JSON names:
 /// @code
 /// constexpr auto batchrpc_fields(rpc::TypeTag<Tool>) {
-///   return rpc::field_list<Tool>(false, rpc::field("name", &Tool::name),
+///   return rpc::field_list<Tool>({}, rpc::field("name", &Tool::name),
 ///                                rpc::field("inputSchema", &Tool::input_schema));
 /// }
 /// @endcode
 template <class T, class... M>
-constexpr FieldList<T, M...> field_list(bool refuse_unknown, Field<T, M>... fields) noexcept {
-  return {{fields...}, refuse_unknown};
+constexpr FieldList<T, M...> field_list(FieldRules rules, Field<T, M>... fields) noexcept {
+  return {{fields...}, rules};
 }
 
 namespace detail {
@@ -97,10 +108,11 @@ struct FieldsCodec<T, FieldList<T, M...>> {
       const std::string_view name(member.name.GetString(), member.name.GetStringLength());
       const Outcome outcome = read_member(list, name, member.value, out, seen, why, indices());
       if (outcome == Outcome::failed) return false;
-      if (outcome == Outcome::unknown && list.refuse_unknown) {
+      if (outcome == Outcome::unknown && list.rules.refuse_unknown) {
         return why = "unknown field \"" + std::string(name) + "\"", false;
       }
     }
+    if (list.rules.absent_keeps_default) return true;
     return check_missing(list, out, seen, why, indices());
   }
 
@@ -182,13 +194,13 @@ struct JsonTraits<T> : detail::FieldsCodec<T> {};
 
 }  // namespace rpc
 
-#define BATCHRPC_DETAIL_FIELD(Type, member) ::rpc::field(#member, &Type::member)
-#define BATCHRPC_DETAIL_FIELDS(Type, refuse_unknown, ...)                                     \
+#define BATCHRPC_DETAIL_FIELD(Type, member) ::rpc::field<Type>(#member, &Type::member)
+#define BATCHRPC_DETAIL_FIELDS(Type, rules, ...)                                              \
   [[maybe_unused]] constexpr auto batchrpc_fields(::rpc::TypeTag<Type>) noexcept {            \
     return ::rpc::field_list<Type>(                                                           \
-        refuse_unknown __VA_OPT__(, BATCHRPC_DETAIL_FOR_EACH(BATCHRPC_DETAIL_FIELD, Type, __VA_ARGS__))); \
+        ::rpc::FieldRules rules __VA_OPT__(, BATCHRPC_DETAIL_FOR_EACH(BATCHRPC_DETAIL_FIELD, Type, __VA_ARGS__))); \
   }                                                                                           \
-  static_assert(true, "a semicolon may follow")
+  static_assert(true, "the macro is followed by a semicolon")
 
 /**
  * Binds a struct to a JSON object by its data members, for params and results alike:
@@ -201,12 +213,19 @@ struct JsonTraits<T> : detail::FieldsCodec<T> {};
  * Write it after the struct, in the struct's namespace (not inside the struct), naming public
  * data members. Each member binds as its type does: nested structs, containers and every
  * `rpc::JsonTraits` type work. Reading needs every field except `std::optional` ones (absent or
- * `null`: `std::nullopt`), refuses a field given twice, ignores members it does not know, and
- * says where a value is wrong (`"element 1: y: expected a number"`). Writing gives the fields in
- * the order listed and leaves out empty optionals. The struct must be default-constructible.
+ * `null`: `std::nullopt`; see BATCHRPC_FIELDS_DEFAULTED for defaults), refuses a field given
+ * twice, ignores members it does not know (see BATCHRPC_FIELDS_STRICT), and says where a value
+ * is wrong (`"element 1: y: expected a number"`). Writing gives the fields in the order listed
+ * and leaves out empty optionals. The struct must be default-constructible.
  */
-#define BATCHRPC_FIELDS(Type, ...) BATCHRPC_DETAIL_FIELDS(Type, false __VA_OPT__(, __VA_ARGS__))
+#define BATCHRPC_FIELDS(Type, ...) BATCHRPC_DETAIL_FIELDS(Type, {} __VA_OPT__(, __VA_ARGS__))
 
 /// As BATCHRPC_FIELDS, but reading refuses an object with a member no field names
 /// (`unknown field "z"`).
-#define BATCHRPC_FIELDS_STRICT(Type, ...) BATCHRPC_DETAIL_FIELDS(Type, true __VA_OPT__(, __VA_ARGS__))
+#define BATCHRPC_FIELDS_STRICT(Type, ...) \
+  BATCHRPC_DETAIL_FIELDS(Type, {.refuse_unknown = true} __VA_OPT__(, __VA_ARGS__))
+
+/// As BATCHRPC_FIELDS, but a field the object does not have keeps the struct's default value
+/// (`int quantity = 1;` reads as 1 when `quantity` is absent) instead of being an error.
+#define BATCHRPC_FIELDS_DEFAULTED(Type, ...) \
+  BATCHRPC_DETAIL_FIELDS(Type, {.absent_keeps_default = true} __VA_OPT__(, __VA_ARGS__))

@@ -48,6 +48,11 @@ namespace rpc::inline BATCHRPC_ABI {
 template <class T>
 struct JsonTraits;
 
+/// A type named as a value: what the binding hooks (`batchrpc_fields`, `batchrpc_enum_names`)
+/// take, so that argument-dependent lookup finds them in the namespace of `T`.
+template <class T>
+struct TypeTag {};
+
 /// Types that can be bound from a JSON value.
 template <class T>
 concept JsonReadable = requires(const Value& v, T& out, std::string& why) {

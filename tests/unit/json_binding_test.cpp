@@ -42,6 +42,22 @@ BATCHRPC_FIELDS_STRICT(Strict, a);
 struct Empty {};
 BATCHRPC_FIELDS(Empty);
 
+struct Defaults {
+  int quantity = 1;
+  std::string unit = "each";
+  std::optional<int> limit;
+};
+BATCHRPC_FIELDS_DEFAULTED(Defaults, quantity, unit, limit);
+
+// Both rules at once, written by hand.
+struct Both {
+  int a = 5;
+};
+constexpr auto batchrpc_fields(rpc::TypeTag<Both>) {
+  return rpc::field_list<Both>({.refuse_unknown = true, .absent_keeps_default = true},
+                               rpc::field("a", &Both::a));
+}
+
 // A tree: a struct holding containers of itself.
 struct Node {
   int value = 0;
@@ -55,9 +71,18 @@ struct Tool {
   std::string input_schema;
 };
 constexpr auto batchrpc_fields(rpc::TypeTag<Tool>) {
-  return rpc::field_list<Tool>(false, rpc::field("name", &Tool::name),
+  return rpc::field_list<Tool>({}, rpc::field("name", &Tool::name),
                                rpc::field("inputSchema", &Tool::input_schema));
 }
+
+// Fields inherited from a base class.
+struct Entity {
+  std::int64_t id = 0;
+};
+struct User : Entity {
+  std::string name;
+};
+BATCHRPC_FIELDS(User, id, name);
 
 enum class Color { red, green, blue };
 BATCHRPC_ENUM(Color, red, green, blue);
@@ -145,6 +170,22 @@ TEST_SUITE("json binding") {
     const rpc::Router empty = echo_router<geo::Empty>();
     CHECK(call(empty, "echo", R"([{"any":1}])") == result("{}"));
     CHECK(call(empty, "echo", "[[]]") == invalid("expected an object"));
+  }
+
+  TEST_CASE("defaulted structs keep the default of a field that is absent") {
+    const rpc::Router router = echo_router<geo::Defaults>();
+    CHECK(call(router, "echo", "[{}]") == result(R"({"quantity":1,"unit":"each"})"));
+    CHECK(call(router, "echo", R"([{"unit":"kg","limit":3}])") == result(R"({"quantity":1,"unit":"kg","limit":3})"));
+    CHECK(call(router, "echo", R"([{"quantity":null}])") == invalid("quantity: expected an integer"));
+    const rpc::Router both = echo_router<geo::Both>();
+    CHECK(call(both, "echo", "[{}]") == result(R"({"a":5})"));
+    CHECK(call(both, "echo", R"([{"b":1}])") == invalid(R"(unknown field \"b\")"));
+  }
+
+  TEST_CASE("fields may be inherited") {
+    const rpc::Router router = echo_router<geo::User>();
+    CHECK(call(router, "echo", R"([{"name":"ada","id":7}])") == result(R"({"id":7,"name":"ada"})"));
+    CHECK(call(router, "echo", R"([{"name":"ada"}])") == invalid(R"(missing field \"id\")"));
   }
 
   TEST_CASE("fields may have JSON names of their own") {
