@@ -12,11 +12,11 @@ struct Reply {
   Opaque detail;
 #endif
 };
-BATCHRPC_FIELDS(Reply, code
 #if BATCHRPC_TEST_FAILING_CODE
-                , detail
+BATCHRPC_FIELDS(Reply, code, detail);
+#else
+BATCHRPC_FIELDS(Reply, code);
 #endif
-);
 }  // namespace app
 
 void register_methods(rpc::Router& router) {

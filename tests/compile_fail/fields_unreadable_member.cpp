@@ -13,11 +13,11 @@ struct Request {
   Handle handle;
 #endif
 };
-BATCHRPC_FIELDS(Request, code
 #if BATCHRPC_TEST_FAILING_CODE
-                , handle
+BATCHRPC_FIELDS(Request, code, handle);
+#else
+BATCHRPC_FIELDS(Request, code);
 #endif
-);
 }  // namespace app
 
 void register_methods(rpc::Router& router) {

@@ -11,10 +11,16 @@
 #include <batchrpc/net_client.hpp>
 #endif
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
+#include <span>
 #include <string>
+#include <tuple>
+#include <utility>
+#include <variant>
 #include <vector>
 
 namespace strict {
@@ -22,6 +28,31 @@ namespace strict {
 struct Point {
   double x = 0;
   double y = 0;
+};
+
+struct Shape {
+  std::string name;
+  std::vector<Point> corners;
+  std::optional<std::int16_t> layer;
+};
+BATCHRPC_FIELDS(Shape, name, corners, layer);
+
+struct Settings {
+  std::uint8_t level = 3;
+};
+BATCHRPC_FIELDS_DEFAULTED(Settings, level);
+
+enum class Mode : std::uint8_t { fast, exact };
+BATCHRPC_ENUM(Mode, fast, exact);
+enum class Code : char { a = 'a' };
+
+class Calc {
+ public:
+  [[nodiscard]] int add(int a, int b) const { return a + b; }
+  std::uint32_t bump(std::uint32_t by) { return count_ += by; }
+
+ private:
+  std::uint32_t count_ = 0;
 };
 
 }  // namespace strict
@@ -66,6 +97,16 @@ void instantiate_what_users_write(rpc::Router& router) {
       if (reply.ok()) answer.resolve(reply.result());
     });
   });
+  router.add("shape", [](const strict::Shape& s, strict::Settings t, strict::Mode m, strict::Code c) {
+    return std::tuple{s, t, m, c};
+  });
+  router.add("std", [](std::array<std::uint16_t, 2> a, std::pair<int, std::string> p, std::set<std::int64_t> s,
+                       std::variant<std::monostate, std::uint32_t, std::string> v) {
+    return std::tuple{a, p, s, v, std::span<const std::uint16_t>(a)};
+  });
+  static strict::Calc calc;
+  router.add("calc", &strict::Calc::add, calc);
+  router.add("bump", &strict::Calc::bump, &calc, rpc::names("by"));
   router.add("raw", [](rpc::Params params, rpc::ResultWriter& out) { out.raw(rpc::json(params.find("x") ? "1" : "0")); });
   rpc::add_builtins(router, {.mcp_cancel = true});
   rpc::Tools tools{router};

@@ -26,7 +26,58 @@
 
 #include "support/printing.hpp"
 
+// snippet:begin fields
+namespace shop {
+struct Item {
+  std::string sku;
+  int quantity = 0;
+  std::optional<std::string> note;  // may be absent (or null), and is left out when empty
+};
+BATCHRPC_FIELDS(Item, sku, quantity, note);  // the others required, unknown members ignored
+
+enum class Priority { low, normal, urgent };
+BATCHRPC_ENUM(Priority, low, normal, urgent);  // "low", "normal", "urgent"
+
+struct Order {
+  std::vector<Item> items;
+  Priority priority = Priority::normal;
+};
+BATCHRPC_FIELDS_DEFAULTED(Order, items, priority);  // an absent field keeps its default
+}  // namespace shop
+// snippet:end
+
+// The object behind the README's member-function handler.
+class Inventory {
+ public:
+  [[nodiscard]] int stock(const std::string& sku) const { return sku == "A1" ? 7 : 0; }
+};
+
 TEST_SUITE("readme") {
+  TEST_CASE("snippet: your own types") {
+    rpc::Router router;
+    Inventory inventory;
+    // snippet:begin fields_use
+    router.add("place", [](const shop::Order& order) { return order.items; }, rpc::names("order"));
+    router.add("stock", &Inventory::stock, inventory);  // the object must outlive the router
+    // snippet:end
+    CHECK(router.handle(R"({"jsonrpc":"2.0","method":"place","params":{"order":{"items":[{"sku":"A1","quantity":1},{"sku":"B2","quantity":3,"note":"gift"}],"priority":"urgent"}},"id":1})") ==
+          std::optional<std::string>(R"({"jsonrpc":"2.0","id":1,"result":[{"sku":"A1","quantity":1},{"sku":"B2","quantity":3,"note":"gift"}]})"));
+    // snippet:begin fields_error
+    // {"order":{"items":[{"sku":"A1","quantity":1},{"sku":"B2","quantity":"3"}],"priority":"low"}} is answered
+    // -32602 Invalid params, data {"param":"order","reason":"items: element 1: quantity: expected an integer"}
+    // snippet:end
+    CHECK(router.handle(R"({"jsonrpc":"2.0","method":"place","params":{"order":{"items":[{"sku":"A1","quantity":1},{"sku":"B2","quantity":"3"}],"priority":"low"}},"id":1})") ==
+          std::optional<std::string>(R"({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"param":"order","reason":"items: element 1: quantity: expected an integer"}}})"));
+    CHECK(router.handle(R"({"jsonrpc":"2.0","method":"place","params":{"order":{"items":[],"priority":"high"}},"id":1})") ==
+          std::optional<std::string>(R"({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"param":"order","reason":"priority: expected one of \"low\", \"normal\", \"urgent\""}}})"));
+    CHECK(router.handle(R"({"jsonrpc":"2.0","method":"place","params":{"order":{"items":[{"sku":"A1"}]}},"id":1})") ==
+          std::optional<std::string>(R"({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"param":"order","reason":"items: element 0: missing field \"quantity\""}}})"));
+    CHECK(router.handle(R"({"jsonrpc":"2.0","method":"place","params":{"order":{}},"id":1})") ==
+          std::optional<std::string>(R"({"jsonrpc":"2.0","id":1,"result":[]})"));
+    CHECK(router.handle(R"({"jsonrpc":"2.0","method":"stock","params":["A1"],"id":1})") ==
+          std::optional<std::string>(R"({"jsonrpc":"2.0","id":1,"result":7})"));
+  }
+
   TEST_CASE("snippet: sessions and executors") {
     rpc::Router router;
     router.add("embed", [](std::vector<std::string> inputs) { return inputs.size(); },
