@@ -16,7 +16,19 @@ class Router;
 class Session;
 namespace detail {
 class Deferred;
-}
+struct ContextAccess;
+
+// Where a call comes from: the router, the session (if any), and the slot a Responder fills.
+struct CallOrigin {
+  const Router* router = nullptr;
+  Session* session = nullptr;
+  Deferred* deferred = nullptr;
+  const Value* params = nullptr;  // the call's params; nullptr when absent
+  // The params of the request the client sent, when the call runs inside another method (a
+  // tool inside `tools/call`); nullptr: the same as `params`.
+  const Value* request_params = nullptr;
+};
+}  // namespace detail
 
 /// A request's `id` as the client sent it (JSON-RPC 2.0 §4).
 struct RequestId {
@@ -46,21 +58,6 @@ class Context {
   Context(std::string_view method, RequestId id, std::stop_token stop = {}) noexcept
       : method_(method), id_(id), stop_(std::move(stop)) {}
 
-  /// Where the call comes from: the router, the session (if any), and the slot a Responder
-  /// fills. Set by batchrpc.
-  struct Origin {
-    const Router* router = nullptr;
-    Session* session = nullptr;
-    detail::Deferred* deferred = nullptr;
-    const Value* params = nullptr;  // the call's params; nullptr when absent
-    // The params of the request the client sent, when the call runs inside another method (a
-    // tool inside `tools/call`); nullptr: the same as `params`.
-    const Value* request_params = nullptr;
-  };
-  /// A context with its origin (used by batchrpc).
-  Context(std::string_view method, RequestId id, std::stop_token stop, Origin origin) noexcept
-      : method_(method), id_(id), stop_(std::move(stop)), origin_(origin) {}
-
   /// The method name as called.
   [[nodiscard]] std::string_view method() const noexcept { return method_; }
   /// The request id (kind `none` for notifications).
@@ -88,14 +85,27 @@ class Context {
   /// The way to this session's client, for progress, log messages and requests to it (see
   /// `rpc::Peer`; defined in session.hpp). With no session it has no client.
   [[nodiscard]] Peer peer() const;
-  /// The slot a `rpc::Responder` parameter answers into (batchrpc's own use).
-  [[nodiscard]] detail::Deferred* deferred() const noexcept { return origin_.deferred; }
 
  private:
+  friend struct detail::ContextAccess;
+  Context(std::string_view method, RequestId id, std::stop_token stop, detail::CallOrigin origin) noexcept
+      : method_(method), id_(id), stop_(std::move(stop)), origin_(origin) {}
+
   std::string_view method_;
   RequestId id_;
   std::stop_token stop_;
-  Origin origin_{};
+  detail::CallOrigin origin_{};
 };
+
+namespace detail {
+// What batchrpc itself sets and reads on a Context.
+struct ContextAccess {
+  static Context make(std::string_view method, RequestId id, std::stop_token stop, CallOrigin origin) noexcept {
+    return Context(method, id, std::move(stop), origin);
+  }
+  // The slot a `rpc::Responder` parameter answers into.
+  static Deferred* deferred(const Context& ctx) noexcept { return ctx.origin_.deferred; }
+};
+}  // namespace detail
 
 }  // namespace rpc

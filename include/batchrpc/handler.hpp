@@ -188,7 +188,7 @@ class TypedHandler final : public Handler {
   }
 
   static Responder take_responder(Context& ctx) {
-    detail::Deferred* slot = ctx.deferred();
+    detail::Deferred* slot = ContextAccess::deferred(ctx);
     if (slot == nullptr || !slot->take()) {
       throw std::logic_error("batchrpc: no Responder can be made for this call");
     }

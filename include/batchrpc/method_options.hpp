@@ -17,8 +17,6 @@ struct MethodOptions {
   /// Cheap: always run on the thread that handles the message, even when the session has an
   /// executor (a hand-off would cost more than the call).
   bool inline_only = false;
-  /// Run before every other member of a batch starts, and inline (cancellation uses this).
-  bool runs_first = false;
 };
 
 }  // namespace rpc

@@ -184,10 +184,6 @@ class Router {
 
   /// True when `name` is registered.
   [[nodiscard]] bool contains(std::string_view name) const { return find(name) != nullptr; }
-  /// The method registered as `name`, or nullptr.
-  [[nodiscard]] const detail::Method* find(std::string_view name) const noexcept {
-    return methods_.find(name);
-  }
   /// The options `name` was registered with, or nullptr.
   [[nodiscard]] const MethodOptions* options_of(std::string_view name) const {
     const detail::Method* m = find(name);
@@ -242,6 +238,9 @@ class Router {
 
  private:
   friend struct detail::RouterAccess;
+  [[nodiscard]] const detail::Method* find(std::string_view name) const noexcept {
+    return methods_.find(name);
+  }
   BATCHRPC_DECL void add_method(std::string_view name, detail::Method method);
   BATCHRPC_DECL bool handle_copy(std::string_view message, detail::Workspace& ws, Buffer& out) const;
   BATCHRPC_DECL bool process(char* text, std::size_t size, detail::Workspace& ws, Buffer& out) const;
@@ -268,6 +267,11 @@ namespace detail {
 // Lets sessions reach a router's shared counters without making them part of the public API.
 struct RouterAccess {
   static RouterRuntime& runtime(const Router& r) noexcept { return *r.runtime_; }
+  static const Method* find(const Router& r, std::string_view name) noexcept { return r.find(name); }
+  // Makes `name` run before a batch's other members (registration time only).
+  static void run_first(Router& r, std::string_view name) noexcept {
+    if (Method* m = r.methods_.find(name)) m->runs_first = true;
+  }
 };
 }  // namespace detail
 

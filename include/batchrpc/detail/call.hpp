@@ -19,7 +19,7 @@ namespace rpc::inline BATCHRPC_ABI::detail {
 
 // Appends the response for `request` to `out` (nothing for a notification). Returns false when
 // the handler took a Responder: then nothing is written now, and the response is written with
-// write_deferred once ctx.deferred() completes (which may already have happened). The result
+// write_deferred once the context's Deferred completes (which may already have happened). The result
 // stops growing once `out` is past `limit` bytes, and is then answered -32092.
 BATCHRPC_DECL bool call_method(const RouterOptions& options, const Method& method,
                                const Request& request, Context& ctx, ResultWriter& w, Buffer& out,
@@ -37,7 +37,7 @@ BATCHRPC_DECL void write_deferred(const RouterOptions& options, const Request& r
 // call_method + write_deferred would answer the call on its own (null for nothing written,
 // -32603 for an incomplete result, the thrown error for every call not rejected).
 BATCHRPC_DECL void call_group(const RouterOptions& options, const Method& method,
-                              Context::Origin origin, std::span<GroupMember> members,
+                              CallOrigin origin, std::span<GroupMember> members,
                               GroupScratch& scratch);
 
 // The reply to a message that could not be read as requests (any status but ParseStatus::ok):

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "../batch_call.hpp"
@@ -26,6 +27,9 @@ struct Method {
   MethodOptions options;
   BatchHandler batch{};  // set by add_batched: answers a batch's calls of this method together
   bool observes_stop = true;  // handler->observes_stop(), asked once at registration
+  // Runs before every other member of a batch starts, and inline: the cancellation built-ins,
+  // so that a batch's cancel reaches its siblings before they run.
+  bool runs_first = false;
 };
 
 class MethodTable {
@@ -46,6 +50,9 @@ class MethodTable {
     return true;
   }
 
+  [[nodiscard]] Method* find(std::string_view name) noexcept {
+    return const_cast<Method*>(std::as_const(*this).find(name));
+  }
   [[nodiscard]] const Method* find(std::string_view name) const noexcept {
     if (index_.empty()) return nullptr;
     const std::uint64_t h = hash(name);

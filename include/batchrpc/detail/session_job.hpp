@@ -175,17 +175,17 @@ class Job {
         if (!prepare(i, requests[i], ws)) member_done(i);
       });
       const Member& m = *members_[i];
-      cancels = cancels || (m.method != nullptr && m.method->options.runs_first);
+      cancels = cancels || (m.method != nullptr && m.method->runs_first);
     }
     enroll_cancellable(cancels);
     for (std::size_t i = 0; i < count_; ++i) {
       const Member& m = *members_[i];
-      if (m.method != nullptr && m.method->options.runs_first) guarded(i, [&] { run(i, ws); });
+      if (m.method != nullptr && m.method->runs_first) guarded(i, [&] { run(i, ws); });
     }
     plan_groups();
     for (std::size_t i = 0; i < count_; ++i) {
       const Member& m = *members_[i];
-      if (m.method == nullptr || m.method->options.runs_first) continue;
+      if (m.method == nullptr || m.method->runs_first) continue;
       if (m.group != Member::none) {  // answered with its group, started at its first member
         if (groups_[m.group]->members.front() == i) start_group(m.group, ws);
         continue;
@@ -277,7 +277,7 @@ class Job {
       if (count_ < 2) return;
       for (std::size_t i = 0; i < count_; ++i) {
         const Member& m = *members_[i];
-        if (m.method == nullptr || !m.method->batch || m.method->options.runs_first) continue;
+        if (m.method == nullptr || !m.method->batch || m.method->runs_first) continue;
         std::size_t g = 0;
         while (g < group_count_ && groups_[g]->method != m.method) ++g;
         if (g == group_count_) {
@@ -393,7 +393,7 @@ class Job {
       return false;
     }
     m.request = parsed.request;
-    const Method* method = core_.router.find(m.request.method);
+    const Method* method = RouterAccess::find(core_.router, m.request.method);
     if (method == nullptr) {
       if (!m.request.id.is_notification()) {
         write_error(m.text, ws.writer, m.request.id, ErrorCode::method_not_found);
@@ -433,7 +433,7 @@ class Job {
     bool only_cheap_before = !cancels;  // only cheap calls that cannot see a cancel run here first
     for (std::size_t i = 0; i < count_; ++i) {
       Member& m = *members_[i];
-      if (m.method == nullptr || m.method->options.runs_first) continue;  // answered, or run first
+      if (m.method == nullptr || m.method->runs_first) continue;  // answered, or run first
       const bool observes = m.method->observes_stop;
       const bool cheap = m.method->options.inline_only && !observes;
       const bool left_out = cheap && only_cheap_before;
@@ -475,7 +475,8 @@ class Job {
     }
     m.reset(m.stop.get_token(), budget_.limit());
     m.arrivals.store(0, std::memory_order_relaxed);  // the Responder is handed on after this
-    Context ctx(m.request.method, m.request.id, m.stop.get_token(), {&core_.router, &core_.owner, &m, m.request.params});
+    Context ctx = ContextAccess::make(m.request.method, m.request.id, m.stop.get_token(),
+                                      {&core_.router, &core_.owner, &m, m.request.params});
     const HandlerScope running(core_);
     if (call_method(options(), *m.method, m.request, ctx, ws.writer, m.text, budget_.limit())) {
       member_done(i);

@@ -32,7 +32,7 @@ inline void cancel_request(const Value& id, std::string_view param, Context& ctx
 
 BATCHRPC_DECL void add_builtins(Router& router, BuiltinOptions options) {
   const MethodOptions cheap{.inline_only = true};
-  const MethodOptions cancel{.inline_only = true, .runs_first = true};
+  const MethodOptions cancel{.inline_only = true};  // RouterAccess::run_first below
 
   router.add("ping", [](const Value* nonce, ResultWriter& out) {
     out.start_object();
@@ -82,10 +82,12 @@ BATCHRPC_DECL void add_builtins(Router& router, BuiltinOptions options) {
   router.add("notifications/cancel", [](const Value& id, Context& ctx, ResultWriter& out) {
     detail::cancel_request(id, "id", ctx, out);
   }, names("id"), cancel);
+  detail::RouterAccess::run_first(router, "notifications/cancel");
   if (options.lsp_cancel) {
     router.add("$/cancelRequest", [](const Value& id, Context& ctx, ResultWriter& out) {
       detail::cancel_request(id, "id", ctx, out);
     }, names("id"), cancel);
+    detail::RouterAccess::run_first(router, "$/cancelRequest");
   }
   if (options.mcp_cancel) {
     router.add("notifications/cancelled",
@@ -95,6 +97,7 @@ BATCHRPC_DECL void add_builtins(Router& router, BuiltinOptions options) {
                  detail::cancel_request(request_id, "requestId", ctx, out, CancelledReply::none);
                },
                names("requestId", "reason"), cancel);
+    detail::RouterAccess::run_first(router, "notifications/cancelled");
   }
 }
 

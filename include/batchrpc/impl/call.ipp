@@ -81,7 +81,7 @@ BATCHRPC_DECL bool call_method(const RouterOptions& options, const Method& metho
   std::exception_ptr unexpected;
   try {
     status = method.handler->invoke(Params(request.params), ctx, w, param_error);
-    if (status == InvokeStatus::ok && (ctx.deferred() == nullptr || !ctx.deferred()->taken())) {
+    if (status == InvokeStatus::ok && (ContextAccess::deferred(ctx) == nullptr || !ContextAccess::deferred(ctx)->taken())) {
       if (w.empty()) {
         w.null();
       } else if (!w.complete()) {
@@ -99,7 +99,7 @@ BATCHRPC_DECL bool call_method(const RouterOptions& options, const Method& metho
 
   // Once a Responder exists it alone answers (exactly once). When the handler threw and the
   // Responder went unanswered with it, the answer is what the handler threw.
-  if (Deferred* slot = ctx.deferred(); slot != nullptr && slot->taken()) {
+  if (Deferred* slot = ContextAccess::deferred(ctx); slot != nullptr && slot->taken()) {
     if ((user_error || unexpected) && slot->abandoned()) {
       slot->failure = unexpected;
       slot->failure_reported = true;
@@ -148,7 +148,7 @@ BATCHRPC_DECL void write_deferred(const RouterOptions& options, const Request& r
 }
 
 BATCHRPC_DECL void call_group(const RouterOptions& options, const Method& method,
-                              Context::Origin origin, std::span<GroupMember> members,
+                              CallOrigin origin, std::span<GroupMember> members,
                               GroupScratch& scratch) {
   const std::size_t n = members.size();
   scratch.contexts.clear();
@@ -160,9 +160,9 @@ BATCHRPC_DECL void call_group(const RouterOptions& options, const Method& method
   }
   for (std::size_t k = 0; k < n; ++k) {
     const GroupMember& m = members[k];
-    Context::Origin own = origin;
+    CallOrigin own = origin;
     own.params = m.request->params;
-    scratch.contexts.emplace_back(m.request->method, m.request->id, m.stop, own);
+    scratch.contexts.push_back(ContextAccess::make(m.request->method, m.request->id, m.stop, own));
     WriterAccess::reset(*scratch.writers[k], m.slot->value, m.slot->value_limit());
     scratch.calls.emplace_back(Params(m.request->params), scratch.contexts.back(), *scratch.writers[k]);
   }

@@ -216,7 +216,7 @@ BATCHRPC_DECL bool Router::dispatch(const detail::ParsedRequest& member, detail:
   if (method->handler->answers_later()) {
     call_and_wait(*method, request, ws, out);
   } else {
-    Context ctx(request.method, request.id, {}, {this, nullptr, nullptr, request.params});
+    Context ctx = detail::ContextAccess::make(request.method, request.id, {}, {this, nullptr, nullptr, request.params});
     detail::call_method(options_, *method, request, ctx, ws.writer, out, options_.limits.max_response_bytes);
   }
   if (request.id.is_notification()) return false;
@@ -230,7 +230,7 @@ BATCHRPC_DECL void Router::call_and_wait(const detail::Method& method, const det
                                          detail::Workspace& ws, Buffer& out) const {
   detail::BlockingDeferred later;
   later.reset({}, options_.limits.max_response_bytes);
-  Context ctx(request.method, request.id, {}, {this, nullptr, &later, request.params});
+  Context ctx = detail::ContextAccess::make(request.method, request.id, {}, {this, nullptr, &later, request.params});
   if (!detail::call_method(options_, method, request, ctx, ws.writer, out, options_.limits.max_response_bytes)) {
     later.wait();
     detail::write_deferred(options_, request, later, ws.writer, out);

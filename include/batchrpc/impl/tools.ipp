@@ -293,7 +293,8 @@ inline bool call_tool_method(const Router& router, const Method& method, std::st
   const std::size_t limit = router.limits().max_response_bytes;
   ToolDeferred later(ctx.session());
   later.reset(ctx.stop_token(), limit);
-  Context inner(name, ctx.id(), ctx.stop_token(), {&router, ctx.session(), &later, arguments, ctx.request_params().json()});
+  Context inner = ContextAccess::make(name, ctx.id(), ctx.stop_token(),
+                                      {&router, ctx.session(), &later, arguments, ctx.request_params().json()});
   reply.clear();
   ResultWriter w(reply);
   if (!call_method(router.options(), method, request, inner, w, reply, limit)) {
@@ -541,7 +542,7 @@ inline std::string run_batch(const ToolTable& table, const Value* arguments, con
       append_error_object(refusal, w, *why);
       text = refusal.view();
     } else {
-      ok = call_tool_method(router, *router.find(tool->method), tool->method, op.arguments, ctx, reply, text);
+      ok = call_tool_method(router, *RouterAccess::find(router, tool->method), tool->method, op.arguments, ctx, reply, text);
     }
 
     if (ran > 0) results.append(',');
@@ -722,7 +723,7 @@ inline void call_tool(const ToolTable& table, const Params& params, const Contex
   }
   Buffer reply;
   std::string_view text;
-  if (!call_tool_method(router, *router.find(tool->method), tool->method, arguments, ctx, reply, text)) {
+  if (!call_tool_method(router, *RouterAccess::find(router, tool->method), tool->method, arguments, ctx, reply, text)) {
     throw error_from_object(text);
   }
   write_content(out, table.options, text, false);
