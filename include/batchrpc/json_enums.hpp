@@ -38,6 +38,17 @@ struct enum_number<bool> {
   using type = bool;
 };
 
+// True when no two entries of an enum's name table share a name.
+template <class E, std::size_t N>
+constexpr bool distinct_enum_names(const std::array<EnumName<E>, N>& names) noexcept {
+  for (std::size_t i = 0; i < N; ++i) {
+    for (std::size_t j = i + 1; j < N; ++j) {
+      if (names[i].name == names[j].name) return false;
+    }
+  }
+  return true;
+}
+
 template <class E>
 std::string enum_choices(const auto& names) {
   std::string list = "expected one of";
@@ -109,4 +120,5 @@ struct JsonTraits<E> {
   [[maybe_unused]] constexpr auto batchrpc_enum_names(::rpc::TypeTag<Type>) noexcept {     \
     return ::std::array{BATCHRPC_DETAIL_FOR_EACH(BATCHRPC_DETAIL_ENUMERATOR, Type, __VA_ARGS__)}; \
   }                                                                                        \
-  static_assert(true, "the macro is followed by a semicolon")
+  static_assert(::rpc::detail::distinct_enum_names(batchrpc_enum_names(::rpc::TypeTag<Type>{})), \
+                "batchrpc: two enumerators of " #Type " are listed twice")

@@ -90,6 +90,20 @@ template <class T>
 struct type_has_no_json_binding_for;
 
 // Reads and writes T through the FieldList its hook returns.
+// True when no two fields share a JSON name (a repeated name would write a key twice).
+template <class T, class... M>
+constexpr bool distinct_field_names(const FieldList<T, M...>& list) noexcept {
+  return std::apply([](const auto&... field) {
+    const std::array<std::string_view, sizeof...(M)> names{field.name...};
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      for (std::size_t j = i + 1; j < names.size(); ++j) {
+        if (names[i] == names[j]) return false;
+      }
+    }
+    return true;
+  }, list.fields);
+}
+
 template <class T, class List = fields_of_t<T>>
 struct FieldsCodec;
 
@@ -200,7 +214,8 @@ struct JsonTraits<T> : detail::FieldsCodec<T> {};
     return ::rpc::field_list<Type>(                                                           \
         ::rpc::FieldRules rules __VA_OPT__(, BATCHRPC_DETAIL_FOR_EACH(BATCHRPC_DETAIL_FIELD, Type, __VA_ARGS__))); \
   }                                                                                           \
-  static_assert(true, "the macro is followed by a semicolon")
+  static_assert(::rpc::detail::distinct_field_names(batchrpc_fields(::rpc::TypeTag<Type>{})), \
+                "batchrpc: two fields of " #Type " have the same name")
 
 /**
  * Binds a struct to a JSON object by its data members, for params and results alike:
