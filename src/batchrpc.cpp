@@ -10,6 +10,7 @@
 #include "batchrpc/impl/client.ipp"
 #include "batchrpc/impl/json.ipp"
 #include "batchrpc/impl/log.ipp"
+#include "batchrpc/impl/param_errors.ipp"
 #include "batchrpc/impl/peer.ipp"
 #include "batchrpc/impl/progress.ipp"
 #include "batchrpc/impl/router.ipp"

@@ -29,6 +29,7 @@
 #include "context.hpp"
 #include "detail/bound_member.hpp"
 #include "detail/callable_traits.hpp"
+#include "detail/param_errors.hpp"
 #include "detail/same_text.hpp"
 #include "json_traits.hpp"
 #include "names.hpp"
@@ -37,13 +38,6 @@
 #include "result_writer.hpp"
 
 namespace rpc::inline BATCHRPC_ABI::detail {
-
-/// Why params did not bind: which parameter (by name, else by index) and why.
-struct ParamError {
-  std::string name;        // empty when the parameter has no name
-  std::ptrdiff_t index = -1;  // -1 when no single parameter is at fault
-  std::string reason;
-};
 
 enum class InvokeStatus : unsigned char { ok, invalid_params };
 
@@ -195,15 +189,12 @@ class TypedHandler final : public Handler {
     return ResponderAccess::make(*slot);
   }
 
-  // Fills one slot per bound parameter from `params`, by position or by name.
+  // Fills one slot per bound parameter from `params`, by position or by name, then reads them.
+  // The loops stay here, where the counts are constants; the errors are built out of line.
   bool bind(const Params& params, typename Info::stored& args, ParamError& error) const {
     std::array<const Value*, bound_count> slots{};
     if (params.is_array()) {
-      if (params.size() > bound_count) {
-        error.reason = "too many params: expected at most " + std::to_string(bound_count) +
-                       ", got " + std::to_string(params.size());
-        return false;
-      }
+      if (params.size() > bound_count) return too_many_params(bound_count, params.size(), error);
       for (std::size_t i = 0; i < params.size(); ++i) slots[i] = params.at(i);
     } else if (params.is_object()) {
       if (!bind_names(*params.json(), slots, error)) return false;
@@ -213,27 +204,17 @@ class TypedHandler final : public Handler {
 
   bool bind_names(const Value& object, std::array<const Value*, bound_count>& slots,
                   ParamError& error) const {
-    if (N == 0 && bound_count > 0 && object.MemberCount() > 0) {
-      error.reason = "this method takes its params by position (an array)";
-      return false;
-    }
+    if (N == 0 && bound_count > 0 && object.MemberCount() > 0) return params_by_position_only(error);
     for (const auto& member : object.GetObject()) {
       const std::string_view name(member.name.GetString(), member.name.GetStringLength());
       std::size_t slot = 0;
       while (slot < N && !same_text(names_[slot], name)) ++slot;
       if (slot == N) {
         if (is_protocol_metadata(name)) continue;  // for rpc::Progress or ctx.params(), not a param
-        error.name = std::string(name);
-        error.reason = "unknown parameter";
-        return false;
+        return unknown_param(name, error);
       }
       if constexpr (N > 0) {
-        if (slots[slot] != nullptr) {
-          error.name = std::string(name);
-          error.index = static_cast<std::ptrdiff_t>(slot);
-          error.reason = "duplicate parameter";
-          return false;
-        }
+        if (slots[slot] != nullptr) return duplicate_param(name, slot, error);
         slots[slot] = &member.value;
       }
     }
@@ -260,24 +241,17 @@ class TypedHandler final : public Handler {
       if constexpr (std::is_same_v<S, const Value*>) {
         out = v;
         if (v != nullptr || !is_value_ref_v<P>) return true;
-        return fail(b, "missing required parameter", error);
+        return param_missing(names_, b, error);
       } else {
         if (v == nullptr) {
           if constexpr (is_optional<S>::value) return true;
-          return fail(b, "missing required parameter", error);
+          return param_missing(names_, b, error);
         }
         std::string why;
         if (JsonTraits<S>::read(*v, out, why)) return true;
-        return fail(b, std::move(why), error);
+        return param_failed(names_, b, std::move(why), error);
       }
     }
-  }
-
-  bool fail(std::size_t bound_position, std::string reason, ParamError& error) const {
-    if constexpr (N > 0) error.name = names_[bound_position];
-    error.index = static_cast<std::ptrdiff_t>(bound_position);
-    error.reason = std::move(reason);
-    return false;
   }
 
   F fn_;
