@@ -13,6 +13,15 @@
 #include "framing.hpp"
 #include "session.hpp"
 
+/// 1 where `serve_stream` on file descriptors exists (POSIX systems), else 0.
+#if !defined(BATCHRPC_HAS_FD_STREAMS)
+#if defined(__unix__) || defined(__APPLE__)
+#define BATCHRPC_HAS_FD_STREAMS 1
+#else
+#define BATCHRPC_HAS_FD_STREAMS 0
+#endif
+#endif
+
 namespace rpc::inline BATCHRPC_ABI {
 
 /// Settings of `serve_stream`.
@@ -74,6 +83,7 @@ using StreamWriter = std::function<bool(std::string_view bytes)>;
 BATCHRPC_DECL void serve_stream(Session& session, const StreamReader& read,
                                 const StreamWriter& write, StreamOptions options = {});
 
+#if BATCHRPC_HAS_FD_STREAMS
 /**
  * `serve_stream` on file descriptors (for example `STDIN_FILENO`, `STDOUT_FILENO`, or one
  * socket for both), blocking or non-blocking (then waited on with `poll`); interrupted calls
@@ -83,6 +93,7 @@ BATCHRPC_DECL void serve_stream(Session& session, const StreamReader& read,
  * needs no SIGPIPE handling.
  */
 BATCHRPC_DECL void serve_stream(Session& session, int in_fd, int out_fd, StreamOptions options = {});
+#endif
 
 /// `serve_stream` on standard streams; `out` is written with SIGPIPE blocked as above.
 BATCHRPC_DECL void serve_stream(Session& session, std::istream& in, std::ostream& out,

@@ -1,13 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Non-template bodies of stream.hpp: framing, over-long frames, whole writes, a peer that
-// goes away, file descriptors without SIGPIPE.
+// goes away. File descriptors (POSIX only) are in stream_posix.ipp.
 #pragma once
-
-#include <poll.h>
-#include <signal.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -26,6 +20,14 @@
 #include "../config.hpp"
 #include "../detail/stream_framer.hpp"
 #include "../stream.hpp"
+
+#if BATCHRPC_HAS_FD_STREAMS
+#include "stream_posix.ipp"
+#else
+namespace rpc::inline BATCHRPC_ABI::detail {
+struct SigpipeBlock {};  // no SIGPIPE to block outside POSIX
+}  // namespace rpc::detail
+#endif
 
 namespace rpc::inline BATCHRPC_ABI {
 
@@ -111,92 +113,6 @@ class StreamConnection final : public FrameSink {
   std::atomic<bool> peer_gone_{false};  // set under write_mutex_, read without it
 };
 
-// Blocks SIGPIPE on this thread while it lives, so that writing to a pipe whose reader is
-// gone fails with EPIPE instead of killing the process. A SIGPIPE that became pending
-// meanwhile was raised by that write (it is directed at the writing thread) and is taken off
-// before the old mask comes back; one that was pending before is left alone.
-class SigpipeBlock {
- public:
-  SigpipeBlock() {
-    sigemptyset(&sigpipe_);
-    sigaddset(&sigpipe_, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &sigpipe_, &old_mask_);
-    was_pending_ = pending();
-  }
-  ~SigpipeBlock() {
-    if (!was_pending_ && pending()) {
-      int taken = 0;
-      sigwait(&sigpipe_, &taken);  // returns at once: it is pending and blocked
-    }
-    pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
-  }
-  SigpipeBlock(const SigpipeBlock&) = delete;
-  SigpipeBlock& operator=(const SigpipeBlock&) = delete;
-
- private:
-  [[nodiscard]] static bool pending() {
-    sigset_t set;
-    sigemptyset(&set);
-    return sigpending(&set) == 0 && sigismember(&set, SIGPIPE) == 1;
-  }
-
-  sigset_t sigpipe_;
-  sigset_t old_mask_;
-  bool was_pending_ = false;
-};
-
-// Waits until `fd` is ready for `events` (a non-blocking fd said EAGAIN); false if it cannot.
-inline bool wait_ready(int fd, short events) {
-  pollfd p{fd, events, 0};
-  for (;;) {
-    if (::poll(&p, 1, -1) >= 0) return true;  // an error or hang-up shows in the next call
-    if (errno != EINTR) return false;
-  }
-}
-
-// Reads what is there (at least one byte), waiting on a non-blocking fd; 0 at end, -1 on error.
-inline std::ptrdiff_t read_fd(int fd, char* data, std::size_t size) {
-  for (;;) {
-    const ssize_t n = ::read(fd, data, size);
-    if (n >= 0) return n;
-    if (errno == EINTR) continue;
-    if ((errno == EAGAIN || errno == EWOULDBLOCK) && wait_ready(fd, POLLIN)) continue;
-    return -1;
-  }
-}
-
-#if defined(MSG_NOSIGNAL)
-inline constexpr int no_sigpipe = MSG_NOSIGNAL;
-#else
-inline constexpr int no_sigpipe = 0;  // none here: a socket is written as a pipe is
-#endif
-
-// Writes all of `bytes`, waiting on a non-blocking fd; false once the fd fails (the peer is
-// gone). Never raises SIGPIPE: a socket is written with MSG_NOSIGNAL, anything else (a pipe,
-// as stdout often is) with SIGPIPE blocked on this thread.
-inline bool write_fd(int fd, bool socket, std::string_view bytes) {
-  const bool use_send = socket && no_sigpipe != 0;
-  std::optional<SigpipeBlock> block;
-  if (!use_send) block.emplace();
-  while (!bytes.empty()) {
-    const ssize_t n = use_send ? ::send(fd, bytes.data(), bytes.size(), no_sigpipe)
-                               : ::write(fd, bytes.data(), bytes.size());
-    if (n > 0) {
-      bytes.remove_prefix(static_cast<std::size_t>(n));
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && wait_ready(fd, POLLOUT)) continue;
-    return false;  // 0 bytes of a non-empty write would repeat for ever: a failure as well
-  }
-  return true;
-}
-
-inline bool is_socket(int fd) {
-  struct stat st {};
-  return ::fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
-}
-
 }  // namespace detail
 
 BATCHRPC_DECL void serve_stream(Session& session, const StreamReader& read,
@@ -243,14 +159,6 @@ BATCHRPC_DECL void serve_stream(Session& session, const StreamReader& read,
   if (failure) std::rethrow_exception(failure);
 }
 
-BATCHRPC_DECL void serve_stream(Session& session, int in_fd, int out_fd, StreamOptions options) {
-  const StreamReader read = [in_fd](char* data, std::size_t size) { return detail::read_fd(in_fd, data, size); };
-  const StreamWriter write = [out_fd, socket = detail::is_socket(out_fd)](std::string_view bytes) {
-    return detail::write_fd(out_fd, socket, bytes);
-  };
-  serve_stream(session, read, write, options);
-}
-
 BATCHRPC_DECL void serve_stream(Session& session, std::istream& in, std::ostream& out,
                                 StreamOptions options) {
   // Blocks for the first byte only, then takes what is there without waiting: lines framing
@@ -284,7 +192,7 @@ BATCHRPC_DECL void serve_stream(Session& session, std::istream& in, std::ostream
     return static_cast<std::ptrdiff_t>(n);
   };
   const StreamWriter write = [&out](std::string_view bytes) {
-    const detail::SigpipeBlock block;  // std::cout may be a pipe whose reader is gone
+    [[maybe_unused]] const detail::SigpipeBlock block;  // std::cout may be a pipe whose reader is gone
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     out.flush();
     return static_cast<bool>(out);
