@@ -45,16 +45,13 @@ using ParamType =
 // argument, so it becomes std::invalid_argument (itself a std::logic_error).
 template <class F>
 Json write_params(F&& write) {
-  Buffer buffer;
-  ResultWriter writer(buffer);
   try {
-    write(writer);
+    return write_json(write);
   } catch (const std::invalid_argument&) {
     throw;
   } catch (const std::logic_error& e) {
     throw std::invalid_argument(e.what());
   }
-  return Json::trusted(buffer.str());
 }
 
 template <class T>

@@ -9,6 +9,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -362,13 +363,31 @@ void ResultWriter::write(const T& value) {
   JsonTraits<T>::write(*this, value);
 }
 
+/// A `Json` written by `fill` through a ResultWriter, for JSON that no bound type describes:
+/// @code
+/// rpc::Json data = rpc::write_json([&](rpc::ResultWriter& w) {
+///   w.start_object();
+///   w.key("reason");
+///   w.string(reason);
+///   w.end_object();
+/// });
+/// @endcode
+/// `fill` must write exactly one complete value (else `std::logic_error`); what it throws
+/// propagates.
+template <class Fill>
+  requires std::invocable<Fill&, ResultWriter&>
+Json write_json(Fill&& fill) {
+  Buffer buffer;
+  ResultWriter writer(buffer);
+  fill(writer);
+  if (!writer.complete()) throw std::logic_error("rpc::write_json: the value written is incomplete");
+  return Json::trusted(buffer.str());
+}
+
 /// Serialises any `JsonWritable` value to a `Json` (for `rpc::Error` data, for example).
 template <JsonWritable T>
 Json to_json(const T& value) {
-  Buffer buffer;
-  ResultWriter writer(buffer);
-  writer.write(value);
-  return Json::trusted(buffer.str());
+  return write_json([&](ResultWriter& w) { w.write(value); });
 }
 
 inline bool JsonTraits<Json>::read(const Value& v, Json& out, std::string&) {

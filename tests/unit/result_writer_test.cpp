@@ -424,4 +424,27 @@ TEST_SUITE("result_writer") {
     CHECK(rpc::to_json(0.1f).text() == "0.1");
     CHECK(rpc::to_json(-5).text() == "-5");
   }
+
+  TEST_CASE("rpc::write_json builds a value with a ResultWriter") {
+    const std::string reason = "slow \"disk\"";
+    const rpc::Json data = rpc::write_json([&](rpc::ResultWriter& w) {
+      w.start_object();
+      w.key("reason");
+      w.string(reason);
+      w.key("retry");
+      w.boolean(true);
+      w.end_object();
+    });
+    CHECK(data.text() == R"({"reason":"slow \"disk\"","retry":true})");
+    CHECK(rpc::write_json([](rpc::ResultWriter& w) { w.integer(7); }).text() == "7");
+    SUBCASE("an incomplete value is refused") {
+      CHECK_THROWS_WITH_AS(rpc::write_json([](rpc::ResultWriter& w) { w.start_array(); }),
+                           "rpc::write_json: the value written is incomplete", std::logic_error);
+      CHECK_THROWS_AS(rpc::write_json([](rpc::ResultWriter&) {}), std::logic_error);
+    }
+    SUBCASE("what fill throws propagates") {
+      CHECK_THROWS_WITH_AS(rpc::write_json([](rpc::ResultWriter&) { throw std::runtime_error("no"); }), "no",
+                           std::runtime_error);
+    }
+  }
 }

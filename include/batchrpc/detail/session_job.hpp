@@ -337,9 +337,7 @@ class Job {
       Member& m = *members_[i];
       if (m.phase.load(std::memory_order_relaxed) != Member::running) continue;  // answered already
       if (m.cancel_asked.load(std::memory_order_acquire)) {  // cancelled just as it started: not run
-        if (!m.request.id.is_notification()) {
-          write_error(m.text, ws.writer, m.request.id, ErrorCode::request_cancelled);
-        }
+        answer_cancelled(m, ws.writer);
         member_done(i);
         continue;
       }
@@ -468,9 +466,7 @@ class Job {
   void call(std::size_t i, Workspace& ws) {
     Member& m = *members_[i];
     if (m.cancel_asked.load(std::memory_order_acquire)) {  // cancelled just as it started: not run
-      if (!m.request.id.is_notification()) {
-        write_error(m.text, ws.writer, m.request.id, ErrorCode::request_cancelled);
-      }
+      answer_cancelled(m, ws.writer);
       return member_done(i);
     }
     m.reset(m.stop.get_token(), budget_.limit());
@@ -485,14 +481,17 @@ class Job {
     }
   }
 
+  // A member that never runs because it was cancelled: -32800 for a request, nothing for a
+  // notification.
+  static void answer_cancelled(Member& m, ResultWriter& w) {
+    if (!m.request.id.is_notification()) write_error(m.text, w, m.request.id, ErrorCode::request_cancelled);
+  }
+
   // Member `i` was cancelled while queued: it never runs, and is answered now.
   void cancelled_before_start(std::size_t i) noexcept {
     guarded(i, [&] {
       Member& m = *members_[i];
-      if (!m.request.id.is_notification()) {
-        WorkspaceLease ws;
-        write_error(m.text, ws->writer, m.request.id, ErrorCode::request_cancelled);
-      }
+      if (!m.request.id.is_notification()) answer_cancelled(m, WorkspaceLease()->writer);
       member_done(i);
     });
   }

@@ -4,7 +4,7 @@
 
 #include <string_view>
 
-#include "../buffer.hpp"
+#include "../json_traits.hpp"
 #include "../log.hpp"
 #include "../result_writer.hpp"
 
@@ -25,19 +25,18 @@ BATCHRPC_DECL std::string_view mcp::name(LogLevel level) noexcept {
 }
 
 BATCHRPC_DECL bool mcp::log(const Peer& peer, LogLevel level, const Json& data, std::string_view logger) {
-  Buffer buffer;
-  ResultWriter w(buffer);
-  w.start_object();
-  w.key("level");
-  w.string(name(level));
-  if (!logger.empty()) {
-    w.key("logger");
-    w.string(logger);
-  }
-  w.key("data");
-  w.raw(data);
-  w.end_object();
-  return peer.notify("notifications/message", Json::trusted(buffer.str()));
+  return peer.notify("notifications/message", write_json([&](ResultWriter& w) {
+                       w.start_object();
+                       w.key("level");
+                       w.string(name(level));
+                       if (!logger.empty()) {
+                         w.key("logger");
+                         w.string(logger);
+                       }
+                       w.key("data");
+                       w.raw(data);
+                       w.end_object();
+                     }));
 }
 
 BATCHRPC_DECL bool mcp::log(const Peer& peer, LogLevel level, std::string_view text, std::string_view logger) {
@@ -47,15 +46,14 @@ BATCHRPC_DECL bool mcp::log(const Peer& peer, LogLevel level, std::string_view t
 namespace detail {
 
 inline bool window_message(const Peer& peer, std::string_view method, lsp::MessageType type, std::string_view message) {
-  Buffer buffer;
-  ResultWriter w(buffer);
-  w.start_object();
-  w.key("type");
-  w.integer(static_cast<int>(type));
-  w.key("message");
-  w.string(message);
-  w.end_object();
-  return peer.notify(method, Json::trusted(buffer.str()));
+  return peer.notify(method, write_json([&](ResultWriter& w) {
+                       w.start_object();
+                       w.key("type");
+                       w.integer(static_cast<int>(type));
+                       w.key("message");
+                       w.string(message);
+                       w.end_object();
+                     }));
 }
 
 }  // namespace detail

@@ -11,7 +11,6 @@
 #include <string>
 #include <string_view>
 
-#include "../buffer.hpp"
 #include "../json_traits.hpp"
 #include "../progress.hpp"
 #include "../result_writer.hpp"
@@ -32,14 +31,13 @@ inline Json progress_token(const Value* holder, std::string_view name) {
 // `{"progressToken":...}` or `{"token":...}` and the fields `fill` adds, as params.
 template <class Fill>
 Json progress_params(std::string_view token_key, const Json& token, Fill fill) {
-  Buffer buffer;
-  ResultWriter w(buffer);
-  w.start_object();
-  w.key(token_key);
-  w.raw(token);
-  fill(w);
-  w.end_object();
-  return Json::trusted(buffer.str());
+  return write_json([&](ResultWriter& w) {
+    w.start_object();
+    w.key(token_key);
+    w.raw(token);
+    fill(w);
+    w.end_object();
+  });
 }
 
 // LSP's WorkDoneProgress value of `kind`, under `token`.

@@ -3,14 +3,13 @@
 #pragma once
 
 #include <algorithm>
-#include <condition_variable>
 #include <cstring>
 #include <exception>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 
 #include "../config.hpp"
+#include "../detail/blocking_deferred.hpp"
 #include "../detail/call.hpp"
 #include "../detail/checks.hpp"
 #include "../detail/message_parser.hpp"
@@ -176,26 +175,6 @@ BATCHRPC_DECL bool Router::process(char* text, std::size_t size, detail::Workspa
   return true;
 }
 
-namespace detail {
-// The router's own path answers in one call, so a Responder that answers later is waited for.
-class BlockingDeferred final : public Deferred {
- public:
-  void wait() {
-    std::unique_lock lock(mutex_);
-    answered_.wait(lock, [this] { return done_; });
-  }
-
- private:
-  void on_complete() override {
-    std::lock_guard lock(mutex_);
-    done_ = true;
-    answered_.notify_all();  // under the lock: the waiter may destroy us once it is released
-  }
-  std::mutex mutex_;
-  std::condition_variable answered_;
-  bool done_ = false;
-};
-}  // namespace detail
 
 BATCHRPC_DECL bool Router::dispatch(const detail::ParsedRequest& member, detail::Workspace& ws,
                                     Buffer& out) const {
@@ -228,7 +207,7 @@ BATCHRPC_DECL bool Router::dispatch(const detail::ParsedRequest& member, detail:
 // never need one.
 BATCHRPC_DECL void Router::call_and_wait(const detail::Method& method, const detail::Request& request,
                                          detail::Workspace& ws, Buffer& out) const {
-  detail::BlockingDeferred later;
+  detail::BlockingDeferred later;  // the router's own path answers in one call: it waits
   later.reset({}, options_.limits.max_response_bytes);
   Context ctx = detail::ContextAccess::make(request.method, request.id, {}, {this, nullptr, &later, request.params});
   if (!detail::call_method(options_, method, request, ctx, ws.writer, out, options_.limits.max_response_bytes)) {

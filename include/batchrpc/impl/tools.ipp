@@ -3,11 +3,9 @@
 #pragma once
 
 #include <charconv>
-#include <condition_variable>
 #include <cstddef>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -17,6 +15,7 @@
 #include <rapidjson/document.h>
 
 #include "../config.hpp"
+#include "../detail/blocking_deferred.hpp"
 #include "../detail/call.hpp"
 #include "../detail/deferred.hpp"
 #include "../detail/member_names.hpp"
@@ -115,25 +114,24 @@ struct ParamData {
   std::size_t extra = 0;
 
   Json json() const {
-    Buffer b;
-    ResultWriter w(b);
-    w.start_object();
-    if (!param.empty()) {
-      w.key("param");
-      w.string(param);
-    }
-    if (operation_index) {
-      w.key("operationIndex");
-      w.unsigned_integer(*operation_index);
-    }
-    w.key("reason");
-    w.string(reason);
-    if (!extra_key.empty()) {
-      w.key(extra_key);
-      w.unsigned_integer(extra);
-    }
-    w.end_object();
-    return Json::trusted(b.str());
+    return write_json([&](ResultWriter& w) {
+      w.start_object();
+      if (!param.empty()) {
+        w.key("param");
+        w.string(param);
+      }
+      if (operation_index) {
+        w.key("operationIndex");
+        w.unsigned_integer(*operation_index);
+      }
+      w.key("reason");
+      w.string(reason);
+      if (!extra_key.empty()) {
+        w.key(extra_key);
+        w.unsigned_integer(extra);
+      }
+      w.end_object();
+    });
   }
 };
 
@@ -239,13 +237,12 @@ inline std::optional<Error> refuse(const Tool* tool, std::string_view name, std:
     return invalid({.param = param, .reason = "the batch tool cannot run inside a batch"});
   }
   if (!granted(*capability, ctx)) {
-    Buffer b;
-    ResultWriter w(b);
-    w.start_object();
-    w.key("capability");
-    w.string(*capability);
-    w.end_object();
-    return Error(ErrorCode::method_not_found, Json::trusted(b.str()));
+    return Error(ErrorCode::method_not_found, write_json([&](ResultWriter& w) {
+                   w.start_object();
+                   w.key("capability");
+                   w.string(*capability);
+                   w.end_object();
+                 }));
   }
   return std::nullopt;
 }
@@ -255,14 +252,9 @@ inline std::optional<Error> refuse(const Tool* tool, std::string_view name, std:
 // The slot a Responder answers into while the tool call waits for it. In a session, the session
 // knows the slot as it knows a request's own (see SessionCore::await): a session that ends
 // answers it -32800, so tools/call never waits on a Responder longer than its session lives.
-class ToolDeferred final : public Deferred {
+class ToolDeferred final : public BlockingDeferred {
  public:
   explicit ToolDeferred(Session* session) noexcept : session_(session) {}
-
-  void wait() {
-    std::unique_lock lock(mutex_);
-    answered_.wait(lock, [this] { return done_; });
-  }
 
  private:
   void attach(const std::shared_ptr<ResponderState>& state) override {
@@ -270,14 +262,9 @@ class ToolDeferred final : public Deferred {
   }
   void on_complete() override {
     if (session_ != nullptr) unawait_in(*session_, *this);  // before the waiter may destroy us
-    std::lock_guard lock(mutex_);
-    done_ = true;
-    answered_.notify_all();  // under the lock: the waiter may destroy us once it is released
+    wake();
   }
   Session* session_;
-  std::mutex mutex_;
-  std::condition_variable answered_;
-  bool done_ = false;
 };
 
 // Calls `method` (registered as `name`) with `arguments` as its params through call_method,
