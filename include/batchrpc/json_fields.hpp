@@ -130,6 +130,15 @@ struct FieldsCodec<T, FieldList<T, M...>> {
     return check_missing(list, out, seen, why, indices());
   }
 
+  // True, with `why`, when `v` cannot be a T at a glance: not an object, or without a field that
+  // must be present. Reads nothing, so a std::variant can pass over T cheaply.
+  static bool rejects_at_a_glance(const Value& v, std::string& why) {
+    if (!v.IsObject()) return why = "expected an object", true;
+    const List list = batchrpc_fields(TypeTag<T>{});
+    if (list.rules.absent_keeps_default) return false;
+    return std::apply([&](const auto&... field) { return (lacks(v, field, why) || ...); }, list.fields);
+  }
+
   static void write(ResultWriter& w, const T& value) {
     const List list = batchrpc_fields(TypeTag<T>{});
     w.start_object();
@@ -190,6 +199,19 @@ struct FieldsCodec<T, FieldList<T, M...>> {
   }
 
   template <class F>
+  static bool lacks(const Value& object, const F& field, std::string& why) {
+    using Member = std::remove_cvref_t<decltype(std::declval<T&>().*field.member)>;
+    if constexpr (is_std_optional<Member>) {
+      return false;
+    } else {
+      for (const auto& member : object.GetObject()) {
+        if (std::string_view(member.name.GetString(), member.name.GetStringLength()) == field.name) return false;
+      }
+      return why = "missing field \"" + std::string(field.name) + "\"", true;
+    }
+  }
+
+  template <class F>
   static void write_field(ResultWriter& w, const F& field, const T& value) {
     const auto& member = value.*field.member;
     if constexpr (is_std_optional<std::remove_cvref_t<decltype(member)>>) {
@@ -205,6 +227,16 @@ struct FieldsCodec<T, FieldList<T, M...>> {
 template <class T>
   requires detail::has_fields<T>
 struct JsonTraits<T> : detail::FieldsCodec<T> {};
+
+template <class T>
+bool detail::rejects_at_a_glance(const Value& v, std::string& why) {
+  if constexpr (has_fields<T>) {
+    if constexpr (std::is_base_of_v<FieldsCodec<T>, JsonTraits<T>>) return FieldsCodec<T>::rejects_at_a_glance(v, why);
+  }
+  static_cast<void>(v);
+  static_cast<void>(why);
+  return false;
+}
 
 }  // namespace rpc
 

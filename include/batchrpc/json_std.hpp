@@ -5,11 +5,13 @@
 /// `std::span`. Included by json_traits.hpp; you need not include it yourself.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <set>
 #include <span>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <unordered_set>
 #include <utility>
@@ -163,7 +165,101 @@ struct JsonTraits<std::monostate> {
   static void write(ResultWriter& w, std::monostate) { w.null(); }
 };
 
+namespace detail {
+// What reading a std::variant may cost. Alternatives that fail after reading deep (two structs
+// with the same fields, say) make nested variants retry each level: work that doubles per level
+// of a small message. So each alternative tried is charged the JSON values it may read, from a
+// budget the outermost variant sets: 16 times what reading each value once under every
+// enclosing variant would take. Past it, reading fails ("too costly") instead of running on.
+class VariantBudget {
+ public:
+  explicit VariantBudget(const Value& v) : state_(state()) {
+    if (state_.depth++ == 0) {
+      const Shape shape = shape_of(v);
+      state_.left = 16 * shape.values * (shape.depth + 1) + 4096;
+      state_.exhausted = false;
+    }
+  }
+  ~VariantBudget() { --state_.depth; }
+  VariantBudget(const VariantBudget&) = delete;
+  VariantBudget& operator=(const VariantBudget&) = delete;
+
+  // Charges an attempt at reading `v`; false (and nothing left) when it would exceed the budget.
+  bool charge(const Value& v) {
+    const std::size_t cost = count_values(v, state_.left);
+    if (cost > state_.left) {
+      state_.left = 0;
+      state_.exhausted = true;
+      return false;
+    }
+    state_.left -= cost;
+    return true;
+  }
+  // True in the outermost variant once some read inside it ran out of budget.
+  [[nodiscard]] bool ran_out() const { return state_.depth == 1 && state_.exhausted; }
+
+ private:
+  struct State {
+    std::size_t depth = 0;  // variants being read on this thread, one inside another
+    std::size_t left = 0;
+    bool exhausted = false;
+  };
+  struct Shape {
+    std::size_t values = 0;
+    std::size_t depth = 0;
+  };
+  static State& state() {
+    thread_local State s;
+    return s;
+  }
+  static Shape shape_of(const Value& v) {
+    Shape shape{1, 0};
+    const auto add = [&](const Value& child) {
+      const Shape inner = shape_of(child);
+      shape.values += inner.values;
+      shape.depth = std::max(shape.depth, inner.depth + 1);
+    };
+    if (v.IsArray()) {
+      for (const Value& item : v.GetArray()) add(item);
+    } else if (v.IsObject()) {
+      for (const auto& member : v.GetObject()) add(member.value);
+    }
+    return shape;
+  }
+  // The values in `v`, counted up to just past `limit`.
+  static std::size_t count_values(const Value& v, std::size_t limit) {
+    std::size_t n = 1;
+    if (v.IsArray()) {
+      for (const Value& item : v.GetArray()) {
+        if (n > limit) break;
+        n += count_values(item, limit - n);
+      }
+    } else if (v.IsObject()) {
+      for (const auto& member : v.GetObject()) {
+        if (n > limit) break;
+        n += count_values(member.value, limit - n);
+      }
+    }
+    return n;
+  }
+
+  State& state_;
+};
+
+// Appends an alternative's reason, cut to a few hundred bytes (at a character boundary): the
+// reasons of nested variants would otherwise multiply into the reply.
+inline void append_reason(std::string& reasons, bool first, std::string_view why) {
+  constexpr std::size_t most = 200;
+  if (!first) reasons.append("; ");
+  if (why.size() <= most) return static_cast<void>(reasons.append(why));
+  std::size_t cut = most;
+  while (cut > 0 && (static_cast<unsigned char>(why[cut]) & 0xC0U) == 0x80U) --cut;  // not mid-character
+  reasons.append(why.substr(0, cut)).append("...");
+}
+}  // namespace detail
+
 /// The first alternative, in order, that reads the value; written as the alternative it holds.
+/// Reading is bounded: see detail::VariantBudget.
 template <class... T>
 struct JsonTraits<std::variant<T...>> {
   using Variant = std::variant<T...>;
@@ -171,8 +267,10 @@ struct JsonTraits<std::variant<T...>> {
   static bool read(const Value& v, Variant& out, std::string& why)
     requires(JsonReadable<T> && ...)
   {
+    detail::VariantBudget budget(v);
     std::string reasons;
-    if (read_first(v, out, reasons, std::index_sequence_for<T...>{})) return true;
+    if (read_first(v, out, reasons, budget, std::index_sequence_for<T...>{})) return true;
+    if (budget.ran_out()) return why = too_costly, false;
     return why = "matches no alternative (" + reasons + ")", false;
   }
   static void write(ResultWriter& w, const Variant& value)
@@ -182,20 +280,26 @@ struct JsonTraits<std::variant<T...>> {
   }
 
  private:
+  static constexpr const char* too_costly = "too costly to read: its alternatives were retried too often";
+
   template <std::size_t... I>
-  static bool read_first(const Value& v, Variant& out, std::string& reasons, std::index_sequence<I...>) {
-    return (read_as<I>(v, out, reasons) || ...);
+  static bool read_first(const Value& v, Variant& out, std::string& reasons, detail::VariantBudget& budget,
+                         std::index_sequence<I...>) {
+    return (read_as<I>(v, out, reasons, budget) || ...);
   }
   template <std::size_t I>
-  static bool read_as(const Value& v, Variant& out, std::string& reasons) {
+  static bool read_as(const Value& v, Variant& out, std::string& reasons, detail::VariantBudget& budget) {
     using Alternative = std::variant_alternative_t<I, Variant>;
-    Alternative item{};
     std::string why;
-    if (JsonTraits<Alternative>::read(v, item, why)) {
-      out.template emplace<I>(std::move(item));
-      return true;
+    if (!detail::rejects_at_a_glance<Alternative>(v, why)) {
+      if (!budget.charge(v)) {
+        why = too_costly;
+      } else if (Alternative item{}; JsonTraits<Alternative>::read(v, item, why)) {
+        out.template emplace<I>(std::move(item));
+        return true;
+      }
     }
-    reasons.append(I == 0 ? "" : "; ").append(why);
+    detail::append_reason(reasons, I == 0, why);
     return false;
   }
 };

@@ -395,6 +395,13 @@ inline bool JsonTraits<Json>::read(const Value& v, Json& out, std::string&) {
   return true;
 }
 
+namespace detail {
+// True, with `why`, when `v` cannot be a T at a glance, without reading it: a struct bound by its
+// fields that lacks one it requires (defined in json_fields.hpp; false for other types).
+template <class T>
+bool rejects_at_a_glance(const Value& v, std::string& why);
+}  // namespace detail
+
 }  // namespace rpc
 
 // The other bindings every translation unit must see alike (partial specialisations).

@@ -95,6 +95,43 @@ constexpr std::array<rpc::EnumName<Status>, 2> batchrpc_enum_names(rpc::TypeTag<
 enum Level : char { low = 1, high = 9 };  // no names: a number
 }  // namespace geo
 
+// Variants of recursive structs. Told apart by their fields (Binary has "op", Call has "fn"):
+namespace ast {
+struct Binary;
+struct Call;
+struct Num {
+  double value = 0;
+};
+using Expr = std::variant<Binary, Call, Num>;
+struct Binary {
+  std::string op;
+  std::vector<Expr> args;
+};
+struct Call {
+  std::string fn;
+  std::vector<Expr> args;
+};
+BATCHRPC_FIELDS(Num, value);
+BATCHRPC_FIELDS(Binary, op, args);
+BATCHRPC_FIELDS(Call, fn, args);
+
+// ... and not told apart until the last field is read: a client can make each level retry the
+// levels under it.
+struct Same1;
+struct Same2;
+using Retried = std::variant<Same1, Same2, Num>;
+struct Same1 {
+  std::vector<Retried> args;
+  int x = 0;
+};
+struct Same2 {
+  std::vector<Retried> args;
+  std::string x;
+};
+BATCHRPC_FIELDS(Same1, args, x);
+BATCHRPC_FIELDS(Same2, args, x);
+}  // namespace ast
+
 namespace {
 
 std::string call(const rpc::Router& router, std::string_view method, std::string_view params) {
@@ -260,6 +297,36 @@ TEST_SUITE("json binding") {
           invalid("matches no alternative (expected null; expected an integer; expected a number; expected a string)"));
     const rpc::Router shapes = echo_router<std::variant<geo::Point, std::vector<geo::Point>>>();
     CHECK(call(shapes, "echo", R"([[{"x":1,"y":2}]])") == result(R"([{"x":1,"y":2}])"));
+  }
+
+  TEST_CASE("reading a variant of recursive structs costs in proportion to the message") {
+    // `args` comes first, so a struct that lacks a field learns it only after reading `args`
+    // unless it looks first: without that look, each level would read the levels under it twice.
+    const auto nest = [](std::string leaf, int depth, std::string_view tail) {
+      for (int i = 0; i < depth; ++i) leaf = R"({"args":[)" + leaf + "]," + std::string(tail) + "}";
+      return "[" + leaf + "]";
+    };
+    rpc::Router router;
+    router.add("kind", [](const ast::Expr& e) { return e.index(); });
+    router.add("retried", [](const ast::Retried& e) { return e.index(); });
+    CHECK(call(router, "kind", nest(R"({"value":1})", 60, R"("fn":"f")")) == result("1"));
+    CHECK(call(router, "kind", nest(R"({"value":1})", 60, R"("op":"+")")) == result("0"));
+    CHECK(call(router, "kind", nest(R"({"value":"x"})", 1, R"("fn":"f")")) ==
+          invalid(R"(matches no alternative (missing field \"op\"; args: element 0: matches no alternative )"
+                  R"((missing field \"op\"; missing field \"fn\"; value: expected a number); missing field \"value\"))"));
+    // Retrying is bounded: a few levels read, many are refused rather than run for ever.
+    CHECK(call(router, "retried", nest(R"({"value":1})", 4, R"("x":"s")")) == result("1"));
+    CHECK(call(router, "retried", nest(R"({"value":1})", 30, R"("x":"s")")) ==
+          invalid("too costly to read: its alternatives were retried too often"));
+  }
+
+  TEST_CASE("a variant's reasons are cut short, at a character boundary") {
+    const rpc::Router router = echo_router<std::variant<std::vector<geo::Strict>, int>>();
+    const std::string name = "\u00e9" + std::string(300, 'z');  // é, then 300 bytes
+    const std::string reply = call(router, "echo", R"([[{"a":1,")" + name + R"(":1}]])");
+    // 200 bytes of the first reason: `element 0: unknown field "` (26), é (2), 172 z.
+    CHECK(reply == invalid("matches no alternative (element 0: unknown field \\\"\u00e9" + std::string(172, 'z') +
+                           "...; expected an integer)"));
   }
 
   TEST_CASE("a span is written as an array") {
