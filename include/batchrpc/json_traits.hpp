@@ -41,7 +41,7 @@ namespace rpc::inline BATCHRPC_ABI {
  * call), `std::vector<T>`, `std::map<std::string, T>`, `std::unordered_map<std::string, T>`,
  * `std::optional<T>` (`null` or absent), `rpc::Json` (any value, re-serialised from the parsed
  * value: numbers in their shortest form, strings re-escaped), and for results also
- * `const char*`, `std::nullptr_t` and `rpc::Value`; in json_std.hpp `std::array`, `std::pair`,
+ * `const char*`, string literals, `std::nullptr_t` and `rpc::Value`; in json_std.hpp `std::array`, `std::pair`,
  * `std::tuple` (arrays of their exact size), `std::set`, `std::unordered_set` (arrays; repeats
  * collapse), `std::variant` (the first alternative that reads the value), `std::monostate`
  * (`null`) and, for results, `std::span`. Enums without names are their underlying integer.
@@ -179,6 +179,12 @@ struct JsonTraits<const char*> {
     if (s == nullptr) return w.null();
     w.string(s);
   }
+};
+
+/// A string literal, written up to its first NUL (`rpc::to_json("done")`, `w.write("done")`).
+template <std::size_t N>
+struct JsonTraits<char[N]> {
+  static void write(ResultWriter& w, const char (&s)[N]) { w.string(std::string_view(s)); }
 };
 
 template <>

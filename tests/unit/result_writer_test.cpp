@@ -423,6 +423,8 @@ TEST_SUITE("result_writer") {
     CHECK(rpc::to_json(std::optional<int>{}).text() == "null");
     CHECK(rpc::to_json(0.1f).text() == "0.1");
     CHECK(rpc::to_json(-5).text() == "-5");
+    CHECK(rpc::to_json("disk \"full\"").text() == R"("disk \"full\"")");
+    CHECK(rpc::write_json([](rpc::ResultWriter& w) { w.write("literal"); }).text() == R"("literal")");
   }
 
   TEST_CASE("rpc::write_json builds a value with a ResultWriter") {
