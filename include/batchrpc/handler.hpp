@@ -96,6 +96,9 @@ struct arg_info<std::tuple<A...>> {
   static constexpr bool takes_responder = (false || ... || is_responder_v<A>);
   static constexpr bool takes_params = (false || ... || is_params_v<A>);
   static constexpr bool all_bindable = ((!is_bound_v<A> || is_bindable_v<A>) && ...);
+  // Bound parameters are read into default-constructed values.
+  static constexpr bool all_default_constructible =
+      ((!is_bound_v<A> || !is_bindable_v<A> || std::is_default_constructible_v<stored_t<A>>) && ...);
   // A bound parameter may not be a mutable lvalue reference: it would refer to a temporary.
   static constexpr bool refs_ok =
       ((!is_bound_v<A> || !std::is_lvalue_reference_v<A> ||
@@ -267,7 +270,8 @@ constexpr bool handler_ok() {
     using Sig = callable_signature<F>;
     using Info = arg_info<typename Sig::args>;
     using R = typename Sig::result;
-    return Sig::is_const && Info::all_bindable && Info::refs_ok && Info::injected_refs_ok &&
+    return Sig::is_const && Info::all_bindable && Info::all_default_constructible && Info::refs_ok &&
+           Info::injected_refs_ok &&
            (!Info::takes_params || Info::bound_count == 0) &&
            (!Info::takes_writer || std::is_void_v<R>) &&
            (!Info::takes_responder || (std::is_void_v<R> && !Info::takes_writer)) &&
@@ -306,6 +310,24 @@ struct first_unbindable_in;
 template <class... A>
 struct first_unbindable_in<std::tuple<A...>> : first_unbindable<A...> {};
 
+template <class T>
+struct handler_parameter_must_be_default_constructible;
+
+// The first bound, bindable parameter type that is not default-constructible (bare), or void.
+template <class... A>
+struct first_undefaultable {
+  using type = void;
+};
+template <class A, class... Rest>
+struct first_undefaultable<A, Rest...> {
+  using type = std::conditional_t<is_bound_v<A> && is_bindable_v<A> && !std::is_default_constructible_v<stored_t<A>>,
+                                  bare_t<A>, typename first_undefaultable<Rest...>::type>;
+};
+template <class Args>
+struct first_undefaultable_in;
+template <class... A>
+struct first_undefaultable_in<std::tuple<A...>> : first_undefaultable<A...> {};
+
 // Every compile-time check on a handler, each with a message that says what to write instead.
 template <class F, std::size_t N>
 constexpr bool check_handler() {
@@ -325,6 +347,10 @@ constexpr bool check_handler() {
     } else if constexpr (!std::is_void_v<Unbindable>) {
       [[maybe_unused]] handler_parameter_has_no_json_binding_for<Unbindable> error;
     }
+    using Undefaultable = typename first_undefaultable_in<typename Sig::args>::type;
+    if constexpr (!std::is_void_v<Undefaultable>) {
+      [[maybe_unused]] handler_parameter_must_be_default_constructible<Undefaultable> error;
+    }
     if constexpr (!std::is_void_v<R> && !JsonWritable<std::remove_cvref_t<R>>) {
       [[maybe_unused]] handler_result_has_no_json_form_for<std::remove_cvref_t<R>> error;
     }
@@ -340,6 +366,10 @@ constexpr bool check_handler() {
                   "BATCHRPC_FIELDS(Type, field...), an enum with BATCHRPC_ENUM, or specialise "
                   "rpc::JsonTraits<T>; or take a standard type (numbers, strings, containers, "
                   "std::optional, std::variant), const rpc::Value& or rpc::Json.");
+    static_assert(Info::all_default_constructible,
+                  "batchrpc: a bound parameter's type must be default-constructible: params are "
+                  "read into a default-constructed value. Give the type a default constructor "
+                  "(an aggregate with default member initialisers has one).");
     static_assert(Info::refs_ok,
                   "batchrpc: take bound parameters by value or by const reference, not T&.");
     static_assert(Info::injected_refs_ok,
