@@ -3,11 +3,13 @@
 // the loop behind BATCHRPC_FIELDS and BATCHRPC_ENUM.
 //
 // A macro cannot name itself, so each step expands to the *name* of the next step followed by
-// an unexpanded `()`; each rescan by BATCHRPC_DETAIL_RESCAN then takes one more step. Four
-// nested levels of three rescans give at least 3^4 = 81 scans: lists of up to 81 names.
+// an unexpanded `()`; each rescan by BATCHRPC_DETAIL_RESCAN then takes one more step. Five
+// nested levels of three rescans take lists of up to (3^6 + 1) / 2 = 365 names.
+// Past that the compiler names BATCHRPC_DETAIL_FOR_EACH_NEXT as undeclared.
 #pragma once
 
-#define BATCHRPC_DETAIL_RESCAN(...) BATCHRPC_DETAIL_RESCAN4(BATCHRPC_DETAIL_RESCAN4(BATCHRPC_DETAIL_RESCAN4(__VA_ARGS__)))
+#define BATCHRPC_DETAIL_RESCAN(...) BATCHRPC_DETAIL_RESCAN5(BATCHRPC_DETAIL_RESCAN5(BATCHRPC_DETAIL_RESCAN5(__VA_ARGS__)))
+#define BATCHRPC_DETAIL_RESCAN5(...) BATCHRPC_DETAIL_RESCAN4(BATCHRPC_DETAIL_RESCAN4(BATCHRPC_DETAIL_RESCAN4(__VA_ARGS__)))
 #define BATCHRPC_DETAIL_RESCAN4(...) BATCHRPC_DETAIL_RESCAN3(BATCHRPC_DETAIL_RESCAN3(BATCHRPC_DETAIL_RESCAN3(__VA_ARGS__)))
 #define BATCHRPC_DETAIL_RESCAN3(...) BATCHRPC_DETAIL_RESCAN2(BATCHRPC_DETAIL_RESCAN2(BATCHRPC_DETAIL_RESCAN2(__VA_ARGS__)))
 #define BATCHRPC_DETAIL_RESCAN2(...) BATCHRPC_DETAIL_RESCAN1(BATCHRPC_DETAIL_RESCAN1(BATCHRPC_DETAIL_RESCAN1(__VA_ARGS__)))
