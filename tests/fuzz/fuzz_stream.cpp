@@ -3,7 +3,7 @@
 // stream's message limit; the rest is what the peer sends to serve_stream, read from memory.
 // Oracle: every write is one whole frame holding a valid response or array of responses, and
 // the writes are exactly those a reference framing (written here from stream.hpp's contract)
-// gives when each message is answered by Router::handle on the same router.
+// gives when each message is answered by Session::handle on a session of the same router.
 #include <batchrpc/responder.hpp>
 #include <batchrpc/router.hpp>
 #include <batchrpc/session.hpp>
@@ -26,8 +26,10 @@ namespace {
 
 namespace fz = batchrpc_fuzz;
 
-// No gating and no cancellation: a session with no executor then answers every message exactly
-// as Router::handle does, which makes the router the reference.
+// No gating, no cancellation and no requests to the client: a session with no executor answers
+// each message on its own, so a second session, handed the messages unframed, is the reference.
+// (Not Router::handle: a session takes a member shaped as a Response for its client's answer and
+// does not reply to it, where the router, one-way, answers it -32600.)
 rpc::Router make_router() {
   rpc::Router r;
   r.add("echo", [](const rpc::Value& v) { return rpc::to_json(v); });
@@ -55,12 +57,12 @@ std::string bad_frame(std::string_view why) {
 }
 
 // The replies the contract gives for `input`, in order, unframed.
-std::vector<std::string> expected_lines(std::string_view input, std::size_t max) {
+std::vector<std::string> expected_lines(std::string_view input, std::size_t max, rpc::Session& reference) {
   std::vector<std::string> out;
   const auto message = [&](std::string_view line) {
     if (line.size() > max) return out.push_back(too_large(max));
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;  // blank: skipped
-    if (auto reply = router().handle(line)) out.push_back(std::move(*reply));
+    if (auto reply = reference.handle(line)) out.push_back(std::move(*reply));
   };
   while (!input.empty()) {
     const std::size_t newline = input.find('\n');
@@ -73,7 +75,7 @@ std::vector<std::string> expected_lines(std::string_view input, std::size_t max)
   return out;
 }
 
-std::vector<std::string> expected_frames(std::string_view input, std::size_t max) {
+std::vector<std::string> expected_frames(std::string_view input, std::size_t max, rpc::Session& reference) {
   std::vector<std::string> out;
   bool have_length = false;  // not std::optional: GCC 12 -O2 warns maybe-uninitialized
   std::size_t length = 0;
@@ -123,7 +125,7 @@ std::vector<std::string> expected_frames(std::string_view input, std::size_t max
     if (n > max) {
       out.push_back(too_large(max));
     } else if (n <= input.size()) {
-      if (auto reply = router().handle(input.substr(0, n))) out.push_back(std::move(*reply));
+      if (auto reply = reference.handle(input.substr(0, n))) out.push_back(std::move(*reply));
     }
     if (n >= input.size()) return out;  // the body runs to (or past) the end of input
     input.remove_prefix(n);
@@ -179,7 +181,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   r.target = "stream";
   r.input = input;
   r.where = lines ? "lines" : "content_length";
-  const std::vector<std::string> expected = lines ? expected_lines(input, max) : expected_frames(input, max);
+  rpc::Session reference(router());
+  const std::vector<std::string> expected =
+      lines ? expected_lines(input, max, reference) : expected_frames(input, max, reference);
   for (std::size_t i = 0; i < writes.size(); ++i) {
     r.reply = writes[i];
     std::string_view body = writes[i];
