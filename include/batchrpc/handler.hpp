@@ -207,7 +207,14 @@ class TypedHandler final : public Handler {
 
   bool bind_names(const Value& object, std::array<const Value*, bound_count>& slots,
                   ParamError& error) const {
-    if (N == 0 && bound_count > 0 && object.MemberCount() > 0) return params_by_position_only(error);
+    if constexpr (N == 0 && bound_count > 0) {  // an object of protocol metadata alone binds nothing
+      for (const auto& member : object.GetObject()) {
+        if (!is_protocol_metadata({member.name.GetString(), member.name.GetStringLength()})) {
+          return params_by_position_only(error);
+        }
+      }
+      return true;
+    }
     for (const auto& member : object.GetObject()) {
       const std::string_view name(member.name.GetString(), member.name.GetStringLength());
       std::size_t slot = 0;

@@ -486,6 +486,14 @@ TEST_SUITE("handler") {
     SUBCASE("named params for a handler registered without names") {
       CHECK(call(router, "positional", R"({"a":1,"b":"x"})") ==
             R"x({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"reason":"this method takes its params by position (an array)"}}})x");
+      CHECK(call(router, "positional", R"({"_meta":{},"a":1})") ==
+            R"x({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"reason":"this method takes its params by position (an array)"}}})x");
+    }
+    SUBCASE("an object of protocol metadata alone binds no parameter") {
+      // MCP clients may send params {"_meta": {...}} to any method.
+      CHECK(call(router, "positional", R"({"_meta":{"progressToken":1}})") ==
+            R"({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"param":0,"reason":"missing required parameter"}}})");
+      CHECK(call(router, "none", R"({"_meta":{}})") == R"({"jsonrpc":"2.0","id":1,"result":0})");
     }
     SUBCASE("params for a handler that takes none") {
       CHECK(call(router, "none") == R"({"jsonrpc":"2.0","id":1,"result":0})");
