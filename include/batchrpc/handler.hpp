@@ -85,6 +85,14 @@ template <class P>
 inline constexpr bool is_bindable_v =
     is_value_ref_v<P> || std::is_same_v<bare_t<P>, const Value*> || JsonReadable<bare_t<P>>;
 
+// A bound parameter with no JSON binding.
+template <class P>
+inline constexpr bool is_unbindable_v = is_bound_v<P> && !is_bindable_v<P>;
+// A bound, bindable parameter that cannot be default-constructed (it is read into such a value).
+template <class P>
+inline constexpr bool is_undefaultable_v =
+    is_bound_v<P> && is_bindable_v<P> && !std::is_default_constructible_v<stored_t<P>>;
+
 template <class Args>
 struct arg_info;
 template <class... A>
@@ -95,10 +103,8 @@ struct arg_info<std::tuple<A...>> {
   static constexpr bool takes_writer = (false || ... || is_writer_v<A>);
   static constexpr bool takes_responder = (false || ... || is_responder_v<A>);
   static constexpr bool takes_params = (false || ... || is_params_v<A>);
-  static constexpr bool all_bindable = ((!is_bound_v<A> || is_bindable_v<A>) && ...);
-  // Bound parameters are read into default-constructed values.
-  static constexpr bool all_default_constructible =
-      ((!is_bound_v<A> || !is_bindable_v<A> || std::is_default_constructible_v<stored_t<A>>) && ...);
+  static constexpr bool all_bindable = (!is_unbindable_v<A> && ...);
+  static constexpr bool all_default_constructible = (!is_undefaultable_v<A> && ...);
   // A bound parameter may not be a mutable lvalue reference: it would refer to a temporary.
   static constexpr bool refs_ok =
       ((!is_bound_v<A> || !std::is_lvalue_reference_v<A> ||
@@ -302,38 +308,27 @@ template <class T>
 concept read_returns_other_than_bool =
     !JsonReadable<T> && requires(const Value& v, T& out, std::string& why) { JsonTraits<T>::read(v, out, why); };
 
-// The first bound parameter type with no JSON binding (bare), or void.
-template <class... A>
-struct first_unbindable {
+// The first parameter type (bare) in the tuple `Args` for which `Bad` holds, or void.
+template <template <class> class Bad, class... A>
+struct first_param_where {
   using type = void;
 };
-template <class A, class... Rest>
-struct first_unbindable<A, Rest...> {
-  using type = std::conditional_t<is_bound_v<A> && !is_bindable_v<A>, bare_t<A>,
-                                  typename first_unbindable<Rest...>::type>;
+template <template <class> class Bad, class A, class... Rest>
+struct first_param_where<Bad, A, Rest...> {
+  using type = std::conditional_t<Bad<A>::value, bare_t<A>, typename first_param_where<Bad, Rest...>::type>;
 };
-template <class Args>
-struct first_unbindable_in;
-template <class... A>
-struct first_unbindable_in<std::tuple<A...>> : first_unbindable<A...> {};
+template <template <class> class Bad, class Args>
+struct first_param_where_in;
+template <template <class> class Bad, class... A>
+struct first_param_where_in<Bad, std::tuple<A...>> : first_param_where<Bad, A...> {};
+
+template <class P>
+struct unbindable : std::bool_constant<is_unbindable_v<P>> {};
+template <class P>
+struct undefaultable : std::bool_constant<is_undefaultable_v<P>> {};
 
 template <class T>
 struct handler_parameter_must_be_default_constructible;
-
-// The first bound, bindable parameter type that is not default-constructible (bare), or void.
-template <class... A>
-struct first_undefaultable {
-  using type = void;
-};
-template <class A, class... Rest>
-struct first_undefaultable<A, Rest...> {
-  using type = std::conditional_t<is_bound_v<A> && is_bindable_v<A> && !std::is_default_constructible_v<stored_t<A>>,
-                                  bare_t<A>, typename first_undefaultable<Rest...>::type>;
-};
-template <class Args>
-struct first_undefaultable_in;
-template <class... A>
-struct first_undefaultable_in<std::tuple<A...>> : first_undefaultable<A...> {};
 
 // Every compile-time check on a handler, each with a message that says what to write instead.
 template <class F, std::size_t N>
@@ -348,13 +343,13 @@ constexpr bool check_handler() {
     using Sig = callable_signature<F>;
     using Info = arg_info<typename Sig::args>;
     using R = typename Sig::result;
-    using Unbindable = typename first_unbindable_in<typename Sig::args>::type;
+    using Unbindable = typename first_param_where_in<unbindable, typename Sig::args>::type;
     if constexpr (read_returns_other_than_bool<Unbindable>) {
       [[maybe_unused]] json_traits_read_must_return_bool_for<Unbindable> error;
     } else if constexpr (!std::is_void_v<Unbindable>) {
       [[maybe_unused]] handler_parameter_has_no_json_binding_for<Unbindable> error;
     }
-    using Undefaultable = typename first_undefaultable_in<typename Sig::args>::type;
+    using Undefaultable = typename first_param_where_in<undefaultable, typename Sig::args>::type;
     if constexpr (!std::is_void_v<Undefaultable>) {
       [[maybe_unused]] handler_parameter_must_be_default_constructible<Undefaultable> error;
     }

@@ -17,6 +17,7 @@
 #include "detail/macro_for_each.hpp"
 #include "json.hpp"
 #include "json_traits.hpp"
+#include "params.hpp"
 #include "result_writer.hpp"
 
 namespace rpc::inline BATCHRPC_ABI {
@@ -204,9 +205,7 @@ struct FieldsCodec<T, FieldList<T, M...>> {
     if constexpr (is_std_optional<Member>) {
       return false;
     } else {
-      for (const auto& member : object.GetObject()) {
-        if (std::string_view(member.name.GetString(), member.name.GetStringLength()) == field.name) return false;
-      }
+      if (Params(&object).find(field.name) != nullptr) return false;
       return why = "missing field \"" + std::string(field.name) + "\"", true;
     }
   }

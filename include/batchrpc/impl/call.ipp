@@ -75,13 +75,14 @@ BATCHRPC_DECL bool call_method(const RouterOptions& options, const Method& metho
   if (!notification) begin_result(out, w, request.id);
   WriterAccess::reset(w, out, limit);
 
+  Deferred* const slot = ContextAccess::deferred(ctx);  // a Responder's, when the call may take one
   ParamError param_error;
   InvokeStatus status = InvokeStatus::ok;
   std::optional<Error> user_error;
   std::exception_ptr unexpected;
   try {
     status = method.handler->invoke(Params(request.params), ctx, w, param_error);
-    if (status == InvokeStatus::ok && (ContextAccess::deferred(ctx) == nullptr || !ContextAccess::deferred(ctx)->taken())) {
+    if (status == InvokeStatus::ok && (slot == nullptr || !slot->taken())) {
       if (w.empty()) {
         w.null();
       } else if (!w.complete()) {
@@ -99,7 +100,7 @@ BATCHRPC_DECL bool call_method(const RouterOptions& options, const Method& metho
 
   // Once a Responder exists it alone answers (exactly once). When the handler threw and the
   // Responder went unanswered with it, the answer is what the handler threw.
-  if (Deferred* slot = ContextAccess::deferred(ctx); slot != nullptr && slot->taken()) {
+  if (slot != nullptr && slot->taken()) {
     if ((user_error || unexpected) && slot->abandoned()) {
       slot->failure = unexpected;
       slot->failure_reported = true;
