@@ -8,6 +8,7 @@
 #include "batchrpc/impl/builtins.ipp"
 #include "batchrpc/impl/call.ipp"
 #include "batchrpc/impl/client.ipp"
+#include "batchrpc/impl/coalescer.ipp"
 #include "batchrpc/impl/json.ipp"
 #include "batchrpc/impl/log.ipp"
 #include "batchrpc/impl/param_errors.ipp"

@@ -7,6 +7,7 @@
 #include "buffer.hpp"
 #include "builtins.hpp"
 #include "client.hpp"
+#include "coalescing.hpp"
 #include "context.hpp"
 #include "error.hpp"
 #include "executor.hpp"

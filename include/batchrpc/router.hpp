@@ -18,6 +18,7 @@
 
 #include "batch_call.hpp"
 #include "buffer.hpp"
+#include "coalescing.hpp"
 #include "config.hpp"
 #include "context.hpp"
 #include "error.hpp"
@@ -181,6 +182,26 @@ class Router {
     has_batch_handlers_ = true;
     return *this;
   }
+
+  /**
+   * Turns on dynamic batching for `name`, a method registered with `add_batched`: its calls
+   * from different messages and sessions of this router are answered together, as one group,
+   * when they meet while another group of it runs (see `rpc::Coalescing` for when a group
+   * starts). Each call still gets exactly its own reply, with gating and cancellation applied
+   * per call: a call cancelled while queued is answered `-32800` at once and never runs.
+   * `Router::handle` (no session) groups within one message only.
+   * @code
+   * router.coalesce("embed", {.max_wait = std::chrono::microseconds(500), .max_group = 128});
+   * @endcode
+   * Lifetime: the router owns one batcher thread per coalesced method, started when a call
+   * first has to queue, and joined by the router's destructor after it has run what is queued
+   * (the sessions must end first, as always). Queued groups run on that thread, not on a
+   * session's executor.
+   * @throws std::invalid_argument if `name` is not a method registered with `add_batched`, or
+   * `settings.max_group` is 0.
+   * Not thread-safe: call before the first `handle`.
+   */
+  BATCHRPC_DECL Router& coalesce(std::string_view name, Coalescing settings = {});
 
   /// True when `name` is registered.
   [[nodiscard]] bool contains(std::string_view name) const { return find(name) != nullptr; }

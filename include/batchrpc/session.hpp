@@ -204,4 +204,5 @@ inline Peer Context::peer() const {
 
 #if defined(BATCHRPC_HEADER_ONLY)
 #include "impl/session.ipp"
+#include "impl/coalescer.ipp"
 #endif

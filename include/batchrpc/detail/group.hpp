@@ -25,6 +25,7 @@ struct GroupMember {
   const Request* request = nullptr;
   Deferred* slot = nullptr;
   std::stop_token stop;
+  Session* session = nullptr;  // the session the call came through (a group may span several)
 };
 
 // Buffers reused from group to group.

@@ -21,6 +21,8 @@
 
 namespace rpc::inline BATCHRPC_ABI::detail {
 
+class Coalescer;
+
 /// A registered method: its handler and options.
 struct Method {
   std::unique_ptr<Handler> handler;
@@ -30,6 +32,9 @@ struct Method {
   // Runs before every other member of a batch starts, and inline: the cancellation built-ins,
   // so that a batch's cancel reaches its siblings before they run.
   bool runs_first = false;
+  // Set by Router::coalesce: gathers this method's calls across messages. Last, so that it is
+  // destroyed (its batcher thread joined) before the handlers it calls.
+  std::shared_ptr<Coalescer> coalescer{};
 };
 
 class MethodTable {

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <exception>
 #include <memory>
@@ -24,6 +25,7 @@
 #include "../config.hpp"
 #include "../session.hpp"
 #include "call.hpp"
+#include "coalescer.hpp"
 #include "group.hpp"
 #include "message_parser.hpp"
 #include "reply.hpp"
@@ -101,6 +103,7 @@ class Job {
   SessionCore& core() const noexcept { return core_; }
 
  private:
+  friend class Coalescer;
   friend class Handoff;
   friend class Member;
   friend class SessionCore;
@@ -262,7 +265,9 @@ class Job {
   }
 
   // Batch-aware dispatch: the members calling one batched method (two or more of them) form a
-  // group, answered by one call of the method's batch handler (Router::add_batched).
+  // group, answered by one call of the method's batch handler (Router::add_batched). The calls
+  // of a coalesced method (Router::coalesce) form a group however few they are, handed to its
+  // coalescer together.
   struct Group {
     const Method* method = nullptr;
     std::vector<std::size_t> members;
@@ -274,7 +279,6 @@ class Job {
   void plan_groups() noexcept {
     try {
       group_count_ = 0;
-      if (count_ < 2) return;
       for (std::size_t i = 0; i < count_; ++i) {
         const Member& m = *members_[i];
         if (m.method == nullptr || !m.method->batch || m.method->runs_first) continue;
@@ -289,7 +293,8 @@ class Job {
         groups_[g]->members.push_back(i);
       }
       for (std::size_t g = 0; g < group_count_; ++g) {
-        if (groups_[g]->members.size() < 2) continue;  // a lone call runs as usual
+        const Group& group = *groups_[g];
+        if (group.members.size() < 2 && !group.method->coalescer) continue;  // a lone call runs as usual
         for (const std::size_t i : groups_[g]->members) members_[i]->group = g;
       }
     } catch (...) {
@@ -299,6 +304,7 @@ class Job {
   }
 
   void start_group(std::size_t g, Workspace& ws) {
+    if (groups_[g]->method->coalescer) return coalesce(g, ws);
     if (core_.executor != nullptr && !groups_[g]->method->options.inline_only) {
       hand_off(g, true, ws);
     } else {
@@ -342,7 +348,7 @@ class Job {
         continue;
       }
       m.reset(m.stop.get_token(), budget_.limit());
-      group.calls.push_back({&m.request, &m, m.stop.get_token()});
+      group.calls.push_back({&m.request, &m, m.stop.get_token(), &core_.owner});
     }
     if (!group.calls.empty()) {
       const HandlerScope running(core_);
@@ -354,6 +360,54 @@ class Job {
       write_deferred(options(), m.request, m, ws.writer, m.text);
       member_done(m.index);
     }
+  }
+
+  // Hands group `g` of a coalesced method to its coalescer, its members still queued (so that
+  // a cancel or the session's end answers them at once), each holding the job as a task does;
+  // runs a group here if the coalescer says so. Without memory for that, each runs on its own.
+  void coalesce(std::size_t g, Workspace& ws) {
+    const Group& group = *groups_[g];
+    Coalescer& coalescer = *group.method->coalescer;
+    const bool may_run_here = core_.executor == nullptr || group.method->options.inline_only;
+    bool counted = false;
+    try {
+      coalesced_.clear();
+      const auto now = std::chrono::steady_clock::now();
+      for (const std::size_t i : group.members) coalesced_.push_back({this, i, core_.gate, now});
+      refs_.fetch_add(coalesced_.size(), std::memory_order_relaxed);  // the calls'; dropped by the coalescer
+      counted = true;
+      if (coalescer.submit(coalesced_, may_run_here)) coalescer.run_here();
+    } catch (...) {
+      if (counted) refs_.fetch_sub(coalesced_.size(), std::memory_order_relaxed);
+      for (const std::size_t i : group.members) guarded(i, [&] { run(i, ws); });
+    }
+    coalesced_.clear();
+  }
+
+  // Member `i` leaves the coalescer's queue for a group: false when it is not to run (answered
+  // already, or cancelled just now and answered here). `members` has room reserved.
+  bool open_coalesced(std::size_t i, Workspace& ws, std::vector<GroupMember>& members) noexcept {
+    Member& m = *members_[i];
+    if (!m.claim(Member::running)) return false;  // cancelled while queued, and answered
+    if (m.cancel_asked.load(std::memory_order_acquire)) {  // cancelled just as it started
+      guarded(i, [&] {
+        answer_cancelled(m, ws.writer);
+        member_done(i);
+      });
+      return false;
+    }
+    m.reset(m.stop.get_token(), budget_.limit());
+    members.push_back({&m.request, &m, m.stop.get_token(), &core_.owner});
+    return true;
+  }
+  // Member `i`'s group has run: its answer is written, or -32603 when memory ran out.
+  void close_coalesced(std::size_t i, Workspace& ws, bool failed) noexcept {
+    guarded(i, [&] {
+      if (failed) throw std::bad_alloc();
+      Member& m = *members_[i];
+      write_deferred(options(), m.request, m, ws.writer, m.text);
+      member_done(i);
+    });
   }
 
   template <class Data>
@@ -612,6 +666,7 @@ class Job {
   std::vector<std::unique_ptr<Member>> members_;
   std::vector<std::unique_ptr<Group>> groups_;
   std::size_t group_count_ = 0;
+  std::vector<CoalescedCall> coalesced_;  // handed to a coalescer, reused
   std::size_t count_ = 0;
   bool batch_ = false;
   bool whole_ = false;  // reply_ answers the message as a whole (no members ran)

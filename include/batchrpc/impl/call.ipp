@@ -163,6 +163,7 @@ BATCHRPC_DECL void call_group(const RouterOptions& options, const Method& method
     const GroupMember& m = members[k];
     CallOrigin own = origin;
     own.params = m.request->params;
+    if (m.session != nullptr) own.session = m.session;
     scratch.contexts.push_back(ContextAccess::make(m.request->method, m.request->id, m.stop, own));
     WriterAccess::reset(*scratch.writers[k], m.slot->value, m.slot->value_limit());
     scratch.calls.emplace_back(Params(m.request->params), scratch.contexts.back(), *scratch.writers[k]);

@@ -12,6 +12,7 @@
 #include "../detail/blocking_deferred.hpp"
 #include "../detail/call.hpp"
 #include "../detail/checks.hpp"
+#include "../detail/coalescer.hpp"
 #include "../detail/message_parser.hpp"
 #include "../detail/reply.hpp"
 #include "../detail/request.hpp"
@@ -42,6 +43,20 @@ BATCHRPC_DECL void Router::add_method(std::string_view name, detail::Method meth
   if (!methods_.add(name, std::move(method))) {
     throw std::invalid_argument("batchrpc: method already registered: " + std::string(name));
   }
+}
+
+BATCHRPC_DECL Router& Router::coalesce(std::string_view name, Coalescing settings) {
+  BATCHRPC_CHECK(!runtime_->serving.load(std::memory_order_relaxed),
+                 "coalesce() was called after the router started handling messages: call it "
+                 "before (handle() may be running on other threads)");
+  detail::Method* method = methods_.find(name);
+  if (method == nullptr || !method->batch) {
+    throw std::invalid_argument("batchrpc: coalesce(\"" + std::string(name) +
+                                "\"): not a method registered with add_batched");
+  }
+  if (settings.max_group == 0) throw std::invalid_argument("batchrpc: Coalescing::max_group must be at least 1");
+  method->coalescer = std::make_shared<detail::Coalescer>(*method, settings);
+  return *this;
 }
 
 namespace detail {

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: MIT
+// Dynamic batching (Router::coalesce): one batch-aware method's calls from any message of any
+// session queue here, and run as groups of its batch handler.
+//
+// Who runs a group: a call that finds no group running (and may run where it is) runs one at
+// once, on its own thread; calls that arrive while a group runs are queued for the batcher
+// thread, which starts their group when no group runs, when max_group are queued, or when the
+// oldest has waited max_wait. `running_` counts the groups running (at most one started by a
+// caller, plus the batcher's).
+//
+// A queued call belongs to a session's job and is kept there as a member still `queued`: a
+// cancel or the session's end answers it at once, as any member waiting for an executor. So a
+// queued call holds what an executor task holds (see Handoff): a reference to its job, and the
+// session's task gate, entered before the job is touched; once the session has ended, the call
+// is skipped. The functions that touch jobs are in impl/coalescer.ipp, on the session's side;
+// the router only makes and owns the coalescer.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <stop_token>
+#include <vector>
+
+#include "../coalescing.hpp"
+#include "../config.hpp"
+#include "group.hpp"
+
+namespace rpc::inline BATCHRPC_ABI::detail {
+
+class Job;
+class TaskGate;
+struct Method;
+struct Workspace;
+
+// A call waiting for its group: member `index` of `job`.
+struct CoalescedCall {
+  Job* job = nullptr;  // touched only inside `gate`
+  std::size_t index = 0;
+  std::shared_ptr<TaskGate> gate;
+  std::chrono::steady_clock::time_point since{};
+};
+
+class Coalescer {
+ public:
+  Coalescer(const Method& method, const Coalescing& settings) : method_(method), settings_(settings) {}
+  Coalescer(const Coalescer&) = delete;
+  Coalescer& operator=(const Coalescer&) = delete;
+  // The batcher thread, declared last, is joined first, once it has run what is queued.
+  ~Coalescer() = default;
+
+  // Queues the calls of one message, all or none (throws when out of memory, or when the
+  // batcher thread cannot start). True when the caller is to run a group now, with run_here():
+  // `may_run_here` and no group running.
+  BATCHRPC_DECL bool submit(std::span<const CoalescedCall> calls, bool may_run_here);
+  // Runs the group submit() said this thread should run: the oldest queued calls.
+  BATCHRPC_DECL void run_here() noexcept;
+
+ private:
+  // What one thread needs to run a group, reused from group to group.
+  struct Runner {
+    std::vector<CoalescedCall> calls;
+    std::vector<GroupMember> members;
+    GroupScratch scratch;
+  };
+
+  BATCHRPC_DECL void work(std::stop_token stop) noexcept;
+  BATCHRPC_DECL void take(Runner& runner) noexcept;  // under mutex_
+  BATCHRPC_DECL void run(Runner& runner, Workspace& ws) noexcept;
+  BATCHRPC_DECL void ran() noexcept;  // a group has ended: the batcher may start the next
+
+  const Method& method_;
+  const Coalescing settings_;
+  std::mutex mutex_;
+  std::condition_variable_any wake_;  // the batcher waits here
+  std::deque<CoalescedCall> queue_;   // oldest first
+  std::size_t running_ = 0;
+  Runner caller_;   // for the one group a caller may be running
+  Runner batcher_;  // the batcher thread's
+  // The batcher thread (a std::jthread, held as void so that the router's headers need not
+  // include <thread>), started when a call first queues.
+  std::shared_ptr<void> worker_;
+};
+
+}  // namespace rpc::detail

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: MIT
+// Non-template bodies of detail/coalescer.hpp: queueing calls, and running their groups on the
+// caller's thread or the batcher thread.
+#pragma once
+
+#include <algorithm>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <stop_token>
+#include <thread>
+
+#include "../config.hpp"
+#include "../detail/call.hpp"
+#include "../detail/coalescer.hpp"
+#include "../detail/session_job.hpp"
+#include "../detail/task_gate.hpp"
+#include "../detail/workspace.hpp"
+
+namespace rpc::inline BATCHRPC_ABI::detail {
+
+BATCHRPC_DECL bool Coalescer::submit(std::span<const CoalescedCall> calls, bool may_run_here) {
+  std::unique_lock lock(mutex_);
+  const bool run_here = may_run_here && running_ == 0;
+  if (!run_here && !worker_) {  // the first call to queue starts the batcher
+    worker_ = std::make_shared<std::jthread>([this](std::stop_token stop) { work(std::move(stop)); });
+  }
+  const std::size_t before = queue_.size();
+  try {
+    queue_.insert(queue_.end(), calls.begin(), calls.end());
+  } catch (...) {  // all or none
+    queue_.resize(before);
+    throw;
+  }
+  if (run_here) {
+    ++running_;
+    return true;
+  }
+  lock.unlock();
+  wake_.notify_one();
+  return false;
+}
+
+BATCHRPC_DECL void Coalescer::run_here() noexcept {
+  {
+    std::lock_guard lock(mutex_);
+    take(caller_);
+  }
+  WorkspaceLease ws;
+  run(caller_, *ws);
+  ran();
+}
+
+BATCHRPC_DECL void Coalescer::ran() noexcept {
+  bool more = false;
+  {
+    std::lock_guard lock(mutex_);
+    --running_;
+    more = !queue_.empty();
+  }
+  if (more) wake_.notify_one();
+}
+
+BATCHRPC_DECL void Coalescer::work(std::stop_token stop) noexcept {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    wake_.wait(lock, stop, [this] { return !queue_.empty(); });
+    if (queue_.empty()) return;  // stopping, and nothing left to run
+    // While another group runs, the queued calls wait for it to end, for a full group, or for
+    // the oldest of them to have waited max_wait. When stopping, they run at once.
+    wake_.wait_until(lock, stop, queue_.front().since + settings_.max_wait,
+                     [this] { return running_ == 0 || queue_.size() >= settings_.max_group; });
+    if (queue_.empty()) continue;  // a caller took them meanwhile
+    take(batcher_);
+    ++running_;
+    lock.unlock();
+    {
+      WorkspaceLease ws;
+      run(batcher_, *ws);
+    }
+    lock.lock();
+    --running_;
+  }
+}
+
+BATCHRPC_DECL void Coalescer::take(Runner& runner) noexcept {
+  runner.calls.clear();
+  const std::size_t n = std::min(queue_.size(), settings_.max_group);
+  try {
+    runner.calls.reserve(n);
+  } catch (...) {  // no memory: take what fits (the rest wait for the next group)
+  }
+  const std::size_t room = std::min(n, runner.calls.capacity());
+  for (std::size_t k = 0; k < room; ++k) {
+    runner.calls.push_back(std::move(queue_.front()));
+    queue_.pop_front();
+  }
+}
+
+// Enters each call's session and claims its member; calls the batch handler once for those
+// claimed; answers them; then lets go of every job and session entered. A member answered in
+// between (cancelled while queued, or just now) is skipped but still let go.
+BATCHRPC_DECL void Coalescer::run(Runner& runner, Workspace& ws) noexcept {
+  std::vector<GroupMember>& members = runner.members;
+  members.clear();
+  bool failed = false;
+  try {
+    members.reserve(runner.calls.size());
+  } catch (...) {
+    failed = true;  // every call is answered -32603 below
+  }
+  for (CoalescedCall& c : runner.calls) {
+    if (!c.gate->enter()) {  // its session has ended, and answered it
+      c.job = nullptr;
+      continue;
+    }
+    if (failed) {
+      if (c.job->members_[c.index]->claim(Member::running)) c.job->close_coalesced(c.index, ws, true);
+      continue;
+    }
+    c.job->open_coalesced(c.index, ws, members);
+  }
+  if (!members.empty()) {
+    const Job& any = *static_cast<Member&>(*members.front().slot).job;  // all of one router
+    try {
+      call_group(any.options(), method_, {&any.core().router, nullptr, nullptr}, members, runner.scratch);
+    } catch (...) {  // memory ran out around the handler: -32603 for each call of the group
+      failed = true;
+    }
+    for (const GroupMember& m : members) {
+      Member& member = static_cast<Member&>(*m.slot);
+      member.job->close_coalesced(member.index, ws, failed);
+    }
+  }
+  for (CoalescedCall& c : runner.calls) {
+    if (c.job == nullptr) continue;
+    c.job->unref();
+    c.gate->leave();
+  }
+  runner.calls.clear();  // the gates are let go here, not at the next group
+}
+
+}  // namespace rpc::detail

@@ -1,0 +1,421 @@
+// SPDX-License-Identifier: MIT
+// Dynamic batching (Router::coalesce): calls of a batch-aware method from different messages
+// and sessions answered by one handler call, each reply byte-identical to the uncoalesced one.
+#include <batchrpc/coalescing.hpp>
+
+#include <batchrpc/builtins.hpp>
+#include <batchrpc/executor.hpp>
+#include <batchrpc/router.hpp>
+#include <batchrpc/session.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "support/printing.hpp"
+#include "support/watchdog.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+
+// Holds every group inside the handler while closed (but for those let through one by one), so
+// that tests can queue calls behind a running group.
+class Blocker {
+ public:
+  void close() {
+    std::lock_guard lock(mutex_);
+    open_ = false;
+  }
+  void open() {
+    std::lock_guard lock(mutex_);
+    open_ = true;
+    changed_.notify_all();
+  }
+  void let_one_through() {
+    std::lock_guard lock(mutex_);
+    ++tickets_;
+    changed_.notify_all();
+  }
+  void pass() {
+    std::unique_lock lock(mutex_);
+    ++entered_;
+    changed_.notify_all();
+    changed_.wait(lock, [this] { return open_ || tickets_ > 0; });
+    if (!open_) --tickets_;
+  }
+  // True once `n` groups have reached the blocker in all; false after 10 s.
+  bool wait_entered(int n) {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, 10s, [&] { return entered_ == n; });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool open_ = true;
+  int tickets_ = 0;
+  int entered_ = 0;
+};
+
+// A reply that arrives through a completion, possibly on another thread.
+class Reply {
+ public:
+  rpc::Completion sink() {
+    return [this](std::optional<std::string_view> reply) {
+      std::lock_guard lock(mutex_);
+      text_ = reply ? std::string(*reply) : "(none)";
+      changed_.notify_all();
+    };
+  }
+  [[nodiscard]] bool ready() {
+    std::lock_guard lock(mutex_);
+    return text_.has_value();
+  }
+  std::string get() {
+    std::unique_lock lock(mutex_);
+    if (!changed_.wait_for(lock, 10s, [this] { return text_.has_value(); })) return "(no reply in 10 s)";
+    return *text_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::optional<std::string> text_;
+};
+
+// "twice" doubles its one integer param (a negative one is rejected, anything else is -32602)
+// and records each group's ids; `reference` serves the same method without coalescing.
+struct Fixture {
+  Blocker blocker;
+  std::mutex mutex;
+  std::vector<std::vector<std::string>> groups;
+  std::vector<std::thread::id> threads;
+  std::vector<bool> stopped;  // per call of every group, in order: its stop was requested
+  rpc::Router router;
+  rpc::Router reference;
+
+  explicit Fixture(rpc::Coalescing settings = {}) {
+    for (rpc::Router* r : {&router, &reference}) {
+      r->add_batched("twice", [this, r](std::span<rpc::BatchCall> calls) {
+        if (r == &router) {
+          record(calls);
+          blocker.pass();
+          std::lock_guard lock(mutex);
+          for (rpc::BatchCall& call : calls) stopped.push_back(call.context().stop_requested());
+        }
+        for (rpc::BatchCall& call : calls) answer(call);
+      }, {.capability = "math"});
+      rpc::add_builtins(*r, {.server_name = "t", .server_version = "1"});
+    }
+    router.coalesce("twice", settings);
+  }
+
+  void record(std::span<rpc::BatchCall> calls) {
+    std::vector<std::string> ids;
+    for (const rpc::BatchCall& call : calls) ids.emplace_back(call.context().id().text);
+    std::lock_guard lock(mutex);
+    groups.push_back(std::move(ids));
+    threads.push_back(std::this_thread::get_id());
+  }
+  static void answer(rpc::BatchCall& call) {
+    const rpc::Value* v = call.params().at(0);
+    if (v == nullptr || !v->IsInt64()) {
+      call.reject(rpc::Error(rpc::ErrorCode::invalid_params, "need an integer"));
+    } else if (v->GetInt64() < 0) {
+      call.reject(rpc::Error(-32001, "negative"));
+    } else {
+      call.result().integer(2 * v->GetInt64());
+    }
+  }
+  std::vector<std::vector<std::string>> seen() {
+    std::lock_guard lock(mutex);
+    return groups;
+  }
+};
+
+std::string twice(int id, std::string_view param) {
+  return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"method":"twice","params":[)" +
+         std::string(param) + "]}";
+}
+std::string doubled(int id, long long value) {
+  return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"result":)" + std::to_string(2 * value) + "}";
+}
+
+using Groups = std::vector<std::vector<std::string>>;
+
+// Session A's call 1 runs as a group of its own on thread `runner`, held by the blocker.
+std::thread hold_first_group(Fixture& f, rpc::Session& a, std::string& reply) {
+  f.blocker.close();
+  std::thread runner([&] { reply = a.handle(twice(1, "1")).value_or("(none)"); });
+  REQUIRE(f.blocker.wait_entered(1));
+  return runner;
+}
+
+}  // namespace
+
+TEST_SUITE("coalesce") {
+  TEST_CASE("a lone call runs at once on the caller's thread, as a group of one") {
+    Fixture f;
+    rpc::Session s(f.router, {.capabilities = {"math"}});
+    for (int id = 1; id <= 3; ++id) {
+      Reply reply;
+      s.handle(twice(id, std::to_string(id)), reply.sink());
+      REQUIRE(reply.ready());  // answered before handle() returned
+      CHECK(reply.get() == doubled(id, id));
+    }
+    CHECK(f.seen() == Groups{{"1"}, {"2"}, {"3"}});
+    CHECK(f.threads == std::vector<std::thread::id>(3, std::this_thread::get_id()));
+  }
+
+  TEST_CASE("calls that meet a running group form the next group, each with its own reply") {
+    watchdog::must_finish("coalesce: next group", [] {
+      Fixture f({.max_wait = 10s});
+      rpc::Session a(f.router, {.capabilities = {"math"}});
+      std::string first;
+      std::thread runner = hold_first_group(f, a, first);
+      std::vector<std::unique_ptr<rpc::Session>> sessions;
+      std::vector<Reply> replies(4);
+      for (int k = 0; k < 4; ++k) {
+        sessions.push_back(std::make_unique<rpc::Session>(f.router, rpc::SessionOptions{.capabilities = {"math"}}));
+        sessions.back()->handle(twice(10 + k, std::to_string(100 + k)), replies[k].sink());
+        CHECK_FALSE(replies[k].ready());  // queued behind the running group
+      }
+      f.blocker.open();
+      runner.join();
+      CHECK(first == doubled(1, 1));
+      for (int k = 0; k < 4; ++k) CHECK(replies[k].get() == doubled(10 + k, 100 + k));
+      CHECK(f.seen() == Groups{{"1"}, {"10", "11", "12", "13"}});
+      CHECK(f.threads[1] != f.threads[0]);  // the queued group ran on the batcher thread
+    });
+  }
+
+  TEST_CASE("a message's calls join the queue together; replies stay in request order") {
+    watchdog::must_finish("coalesce: batch", [] {
+      Fixture f({.max_wait = 10s});
+      rpc::Session a(f.router, {.capabilities = {"math"}});
+      std::string first;
+      std::thread runner = hold_first_group(f, a, first);
+      rpc::Session b(f.router, {.capabilities = {"math"}});
+      rpc::Session c(f.router, {.capabilities = {"math"}});
+      const std::string batch = "[" + twice(20, "-5") + "," + twice(21, R"("x")") + "," +
+                                R"({"jsonrpc":"2.0","method":"twice","params":[3]})" + "," + twice(22, "7") + "]";
+      Reply rb;
+      Reply rc;
+      b.handle(batch, rb.sink());
+      c.handle(twice(30, "30"), rc.sink());
+      f.blocker.open();
+      runner.join();
+      CHECK(rb.get() == *rpc::Session(f.reference, {.capabilities = {"math"}}).handle(batch));
+      CHECK(rb.get() ==
+            R"([{"jsonrpc":"2.0","id":20,"error":{"code":-32001,"message":"negative"}},)"
+            R"({"jsonrpc":"2.0","id":21,"error":{"code":-32602,"message":"need an integer"}},)"
+            R"({"jsonrpc":"2.0","id":22,"result":14}])");
+      CHECK(rc.get() == doubled(30, 30));
+      CHECK(f.seen() == Groups{{"1"}, {"20", "21", "", "22", "30"}});
+    });
+  }
+
+  TEST_CASE("a call cancelled while queued is answered -32800 at once and never runs") {
+    watchdog::must_finish("coalesce: cancel queued", [] {
+      Fixture f({.max_wait = 10s});
+      rpc::Session a(f.router, {.capabilities = {"math"}});
+      std::string first;
+      std::thread runner = hold_first_group(f, a, first);
+      rpc::Session b(f.router, {.capabilities = {"math"}});
+      rpc::Session c(f.router, {.capabilities = {"math"}});
+      Reply rb;
+      Reply rc;
+      b.handle(twice(7, "7"), rb.sink());
+      c.handle(twice(7, "8"), rc.sink());  // the same id in another session: not cancelled
+      CHECK(b.handle(R"({"jsonrpc":"2.0","method":"notifications/cancel","params":{"id":7}})") == std::nullopt);
+      REQUIRE(rb.ready());  // while the group it waited for still runs
+      CHECK(rb.get() == R"({"jsonrpc":"2.0","id":7,"error":{"code":-32800,"message":"Request cancelled"}})");
+      CHECK_FALSE(rc.ready());
+      f.blocker.open();
+      runner.join();
+      CHECK(rc.get() == doubled(7, 8));
+      CHECK(f.seen() == Groups{{"1"}, {"7"}});  // c's call only
+    });
+  }
+
+  TEST_CASE("a cancel during a group reaches only its own call") {
+    watchdog::must_finish("coalesce: cancel running", [] {
+      Fixture f({.max_wait = 10s});
+      rpc::Session a(f.router, {.capabilities = {"math"}});
+      std::string first;
+      std::thread runner = hold_first_group(f, a, first);
+      rpc::Session b(f.router, {.capabilities = {"math"}});
+      rpc::Session c(f.router, {.capabilities = {"math"}});
+      Reply rb;
+      Reply rc;
+      b.handle(twice(5, "5"), rb.sink());
+      c.handle(twice(6, "6"), rc.sink());
+      f.blocker.let_one_through();  // the first group ends; b's and c's starts, and is held
+      REQUIRE(f.blocker.wait_entered(2));
+      CHECK(b.handle(R"({"jsonrpc":"2.0","method":"notifications/cancel","params":{"id":5}})") == std::nullopt);
+      f.blocker.open();
+      runner.join();
+      // The handler answered both; the stop reached call 5 only (its handler may still answer).
+      CHECK(rb.get() == doubled(5, 5));
+      CHECK(rc.get() == doubled(6, 6));
+      CHECK(f.seen() == Groups{{"1"}, {"5", "6"}});
+      CHECK(f.stopped == std::vector<bool>{false, true, false});
+    });
+  }
+
+  TEST_CASE("gating applies per call: an ungranted session is answered at once, not queued") {
+    watchdog::must_finish("coalesce: gating", [] {
+      Fixture f({.max_wait = 10s});
+      rpc::Session a(f.router, {.capabilities = {"math"}});
+      std::string first;
+      std::thread runner = hold_first_group(f, a, first);
+      rpc::Session ungranted(f.router);
+      rpc::Session granted(f.router, {.capabilities = {"math"}});
+      Reply ru;
+      Reply rg;
+      ungranted.handle(twice(8, "8"), ru.sink());
+      granted.handle(twice(9, "9"), rg.sink());
+      REQUIRE(ru.ready());
+      CHECK(ru.get() == *rpc::Session(f.reference).handle(twice(8, "8")));
+      CHECK(ru.get().find(R"("code":-32601)") != std::string::npos);
+      f.blocker.open();
+      runner.join();
+      CHECK(rg.get() == doubled(9, 9));
+      CHECK(f.seen() == Groups{{"1"}, {"9"}});
+    });
+  }
+
+  TEST_CASE("a session that ends while its call is queued answers it; the group runs without it") {
+    watchdog::must_finish("coalesce: session ends", [] {
+      Fixture f({.max_wait = 10s});
+      rpc::Session a(f.router, {.capabilities = {"math"}});
+      std::string first;
+      std::thread runner = hold_first_group(f, a, first);
+      Reply gone;
+      Reply stays;
+      rpc::Session c(f.router, {.capabilities = {"math"}});
+      {
+        rpc::Session b(f.router, {.capabilities = {"math"}});
+        b.handle(twice(3, "3"), gone.sink());
+        c.handle(twice(4, "4"), stays.sink());
+      }  // b ends here, its call still queued
+      REQUIRE(gone.ready());
+      CHECK(gone.get() == R"({"jsonrpc":"2.0","id":3,"error":{"code":-32800,"message":"Request cancelled"}})");
+      f.blocker.open();
+      runner.join();
+      CHECK(stays.get() == doubled(4, 4));
+      CHECK(f.seen() == Groups{{"1"}, {"4"}});
+    });
+  }
+
+  TEST_CASE("max_group bounds a group; a full queue starts a group beside the running one") {
+    watchdog::must_finish("coalesce: max_group", [] {
+      Fixture f({.max_wait = 10s, .max_group = 2});
+      rpc::Session a(f.router, {.capabilities = {"math"}});
+      std::string first;
+      std::thread runner = hold_first_group(f, a, first);
+      std::vector<std::unique_ptr<rpc::Session>> sessions;
+      std::vector<Reply> replies(5);
+      for (int k = 0; k < 5; ++k) {
+        sessions.push_back(std::make_unique<rpc::Session>(f.router, rpc::SessionOptions{.capabilities = {"math"}}));
+        sessions.back()->handle(twice(10 + k, std::to_string(k)), replies[k].sink());
+        if (k == 1) REQUIRE(f.blocker.wait_entered(2));  // two queued: their group runs beside
+      }
+      f.blocker.open();
+      runner.join();
+      for (int k = 0; k < 5; ++k) CHECK(replies[k].get() == doubled(10 + k, k));
+      CHECK(f.seen() == Groups{{"1"}, {"10", "11"}, {"12", "13"}, {"14"}});
+    });
+  }
+
+  TEST_CASE("a call that waited max_wait starts its group beside the running one") {
+    watchdog::must_finish("coalesce: max_wait", [] {
+      Fixture f({.max_wait = 20ms});
+      rpc::Session a(f.router, {.capabilities = {"math"}});
+      std::string first;
+      std::thread runner = hold_first_group(f, a, first);
+      rpc::Session b(f.router, {.capabilities = {"math"}});
+      Reply rb;
+      b.handle(twice(2, "2"), rb.sink());
+      REQUIRE(f.blocker.wait_entered(2));  // started while the first group is still held
+      f.blocker.open();
+      runner.join();
+      CHECK(rb.get() == doubled(2, 2));
+      CHECK(f.seen() == Groups{{"1"}, {"2"}});
+    });
+  }
+
+  TEST_CASE("many clients at once: every reply byte-identical to the uncoalesced one") {
+    watchdog::must_finish("coalesce: many clients", [] {
+      Fixture f;
+      rpc::ThreadPool pool(2);
+      const std::vector<std::string> messages = {
+          twice(1, "1"), twice(2, "-2"), twice(3, R"("three")"), R"({"jsonrpc":"2.0","method":"twice","params":[4]})",
+          "[" + twice(5, "5") + R"(,{"jsonrpc":"2.0","id":6,"method":"ping"},)" + twice(7, "-7") +
+              R"(,{"jsonrpc":"2.0","id":8,"method":"nope"}])",
+          twice(9, "[]"), R"({"jsonrpc":"2.0","id":10,"method":"twice"})"};
+      std::vector<std::string> expected;
+      std::vector<std::size_t> calls_in;  // per message: its calls of "twice"
+      rpc::Session plain(f.reference, {.capabilities = {"math"}});
+      for (const std::string& m : messages) {
+        expected.push_back(plain.handle(m).value_or("(none)"));
+        std::size_t n = 0;
+        for (std::size_t at = m.find(R"("twice")"); at != std::string::npos; at = m.find(R"("twice")", at + 1)) ++n;
+        calls_in.push_back(n);
+      }
+      std::atomic<std::size_t> sent_calls{0};
+      std::vector<std::thread> clients;
+      std::atomic<int> mismatches{0};
+      for (int t = 0; t < 8; ++t) {
+        clients.emplace_back([&, t] {
+          rpc::Session s(f.router, {.capabilities = {"math"}, .executor = t % 2 == 0 ? &pool : nullptr});
+          for (int round = 0; round < 50; ++round) {
+            const std::size_t k = static_cast<std::size_t>(t + round) % messages.size();
+            if (s.handle(messages[k]).value_or("(none)") != expected[k]) ++mismatches;
+            sent_calls += calls_in[k];
+          }
+        });
+      }
+      for (std::thread& c : clients) c.join();
+      CHECK(mismatches == 0);
+      std::size_t calls = 0;
+      for (const auto& g : f.seen()) calls += g.size();
+      CHECK(calls == sent_calls);  // each call ran exactly once
+    });
+  }
+
+  TEST_CASE("Router::handle groups within one message only") {
+    Fixture f;
+    const std::string batch = "[" + twice(1, "1") + "," + twice(2, "2") + "]";
+    CHECK(f.router.handle(batch) == "[" + doubled(1, 1) + "," + doubled(2, 2) + "]");
+    CHECK(f.seen() == Groups{{"1", "2"}});
+  }
+
+  TEST_CASE("coalesce refuses what it cannot serve") {
+    rpc::Router router;
+    router.add("plain", [] { return 1; });
+    router.add_batched("batched", [](std::span<rpc::BatchCall>) {});
+    auto message = [&](std::string_view name, rpc::Coalescing settings) -> std::string {
+      try {
+        router.coalesce(name, settings);
+      } catch (const std::invalid_argument& e) {
+        return e.what();
+      }
+      return "(accepted)";
+    };
+    CHECK(message("plain", {}) == R"(batchrpc: coalesce("plain"): not a method registered with add_batched)");
+    CHECK(message("absent", {}) == R"(batchrpc: coalesce("absent"): not a method registered with add_batched)");
+    CHECK(message("batched", {.max_group = 0}) == "batchrpc: Coalescing::max_group must be at least 1");
+    CHECK(message("batched", {}) == "(accepted)");
+  }
+}
