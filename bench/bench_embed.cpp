@@ -22,13 +22,14 @@
 
 #include "embed/hashing_model.hpp"
 #include "embed/methods.hpp"
+#include "embed_workload.hpp"
 
 namespace {
 
-const embed::HashingModel& model() {
-  static const embed::HashingModel m{{.dimensions = 384, .seed = 42}};
-  return m;
-}
+using bench::call;
+using bench::model;
+using bench::quoted_list;
+using bench::texts;
 
 // Routers with the plugin's methods: batch-aware dispatch off, and on (when the router has
 // batch handlers; otherwise both answer member by member).
@@ -41,48 +42,6 @@ const rpc::Router& router(bool batch_aware) {
   static const rpc::Router plain = make(false);
   static const rpc::Router aware = make(true);
   return batch_aware ? aware : plain;
-}
-
-// n texts of 12 words from a 2048-word made-up vocabulary, the same on every run.
-std::vector<std::string> texts(std::size_t n) {
-  static const char* const syllables[] = {"ka", "lo", "mi", "ne", "ru", "sa", "to", "vi",
-                                          "be", "do", "fu", "ga", "hi", "jo", "pe", "zu"};
-  std::uint64_t state = 12345;
-  const auto next = [&state] {
-    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return static_cast<std::size_t>(state >> 33);
-  };
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < n; ++i) {
-    std::string text;
-    for (int w = 0; w < 12; ++w) {
-      const std::size_t word = next() % 2048;
-      if (w > 0) text += ' ';
-      text += syllables[word % 16];
-      text += syllables[(word / 16) % 16];
-      text += syllables[(word / 256) % 8];
-    }
-    out.push_back(std::move(text));
-  }
-  return out;
-}
-
-std::string quoted_list(const std::vector<std::string>& items, std::size_t from,
-                        std::size_t count) {
-  std::string s = "[";
-  for (std::size_t i = from; i < from + count; ++i) {
-    if (i > from) s += ',';
-    s += '"';
-    s += items[i];
-    s += '"';
-  }
-  return s + "]";
-}
-
-std::string call(std::size_t id, const std::string& inputs, bool base64) {
-  return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) +
-         R"(,"method":"embed","params":{"inputs":)" + inputs +
-         (base64 ? R"(,"encoding":"base64"})" : "}") + "}";
 }
 
 std::size_t count(const benchmark::State& state) {

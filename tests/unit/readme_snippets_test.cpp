@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -325,5 +326,27 @@ TEST_SUITE("readme") {
           R"([{"jsonrpc":"2.0","id":1,"result":9},)"
           R"({"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"expected a number"}},)"
           R"({"jsonrpc":"2.0","id":3,"result":2.25}])");
+  }
+
+  TEST_CASE("snippet: batching across messages") {
+    rpc::Router router;
+    std::atomic<int> groups{0};
+    router.add_batched("square", [&groups](std::span<rpc::BatchCall> calls) {
+      ++groups;
+      for (rpc::BatchCall& call : calls) {
+        const double x = call.params().at(0)->GetDouble();
+        call.result().number(x * x);
+      }
+    });
+    // snippet:begin coalesce
+    router.coalesce("square", {.max_wait = std::chrono::microseconds(500), .max_group = 128});
+    // snippet:end
+    rpc::Session a(router);
+    rpc::Session b(router);
+    CHECK(a.handle(R"({"jsonrpc":"2.0","method":"square","params":[3],"id":1})") ==
+          R"({"jsonrpc":"2.0","id":1,"result":9})");
+    CHECK(b.handle(R"({"jsonrpc":"2.0","method":"square","params":[4],"id":1})") ==
+          R"({"jsonrpc":"2.0","id":1,"result":16})");
+    CHECK(groups == 2);  // one lone call after the other: each ran at once, alone
   }
 }
