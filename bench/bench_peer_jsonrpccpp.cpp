@@ -11,6 +11,7 @@
 #include <jsonrpccpp/server/requesthandlerfactory.h>
 
 #include "allocation_counter.hpp"
+#include "measure.hpp"
 #include "workloads.hpp"
 
 namespace {
@@ -54,6 +55,7 @@ void run(benchmark::State& state, Make make) {
     return;
   }
   const long before = bench::allocations();
+  state.counters["started_s"] = bench::seconds_since_start();
   for (auto _ : state) {
     reply.clear();
     peer.handler->HandleRequest(message, reply);

@@ -7,18 +7,20 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include <batchrpc/batchrpc.hpp>
 
-#include "allocation_counter.hpp"
 #include "dom_floor.hpp"
+#include "measure.hpp"
+#include "router_fixture.hpp"
 #include "workloads.hpp"
 
 namespace {
 
 using bench::batch;
+using bench::measure;
 using bench::ping;
+using bench::router;
 using bench::subtract;
 
 // Every third member a notification, four malformed members.
@@ -35,37 +37,6 @@ std::string struct_params(std::size_t i) {
          R"(","quantity":)" + std::to_string(i % 7 + 1) +
          R"(,"price":19.99,"express":true,"note":"leave at the door","items":[1,2,3,4]},"id":)" +
          std::to_string(i) + "}";
-}
-
-const rpc::Router& router() {
-  static const rpc::Router r = [] {
-    rpc::Router built(rpc::Limits{.max_batch = 100000});
-    rpc::add_builtins(built);
-    built.add("subtract", [](std::int64_t minuend, std::int64_t subtrahend) { return minuend - subtrahend; },
-              rpc::names("minuend", "subtrahend"));
-    built.add("order",
-              [](std::string_view customer, int quantity, double price, bool express,
-                 std::optional<std::string_view> note, const std::vector<int>& items) {
-                return static_cast<double>(quantity) * price + (express ? 5.0 : 0.0) +
-                       static_cast<double>(items.size() + customer.size() + (note ? note->size() : 0));
-              },
-              rpc::names("customer", "quantity", "price", "express", "note", "items"));
-    built.add("length", [](std::string_view text) { return text.size(); }, rpc::names("text"));
-    return built;
-  }();
-  return r;
-}
-
-// Runs `one` per iteration after a warm-up, and reports requests/s and allocations/request.
-template <class F>
-void measure(benchmark::State& state, std::int64_t requests, F&& one) {
-  one();
-  const long before = bench::allocations();
-  for (auto _ : state) one();
-  const long allocations = bench::allocations() - before;
-  state.SetItemsProcessed(state.iterations() * requests);
-  state.counters["allocs_per_request"] =
-      static_cast<double>(allocations) / static_cast<double>(state.iterations() * requests);
 }
 
 void BM_Ping(benchmark::State& state) {

@@ -5,8 +5,10 @@
 // DomFloor is the straightforward loop: a fresh Document per message, the output buffer
 // reused. TunedDomFloor also reuses the DOM's memory pool (a user buffer, cleared per
 // message), which is as fast as a RapidJSON DOM loop gets without changing the parser.
+// The shape floors answer `ping` as bench_shapes.cpp's handlers do, on the tuned loop.
 #pragma once
 
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -17,7 +19,16 @@
 
 namespace bench {
 
-template <bool kReusePool>
+// How the floor makes `ping`'s result.
+enum class PingResult {
+  echo,       // the nonce's value copied to the output, whatever it is (the built-in ping)
+  typed,      // the nonce read as a 64-bit integer and written as one (a typed handler)
+  dom_value,  // a DOM object built in the document's pool, then written (a handler returning a
+              // ready JSON value: what a RapidJSON DOM server hands back where batchrpc's
+              // handler returns rpc::Json)
+};
+
+template <bool kReusePool, PingResult kPing = PingResult::echo>
 class BasicDomFloor {
  public:
   BasicDomFloor() : buffer_(new char[kPoolBytes]), pool_(buffer_.get(), kPoolBytes), doc_(&pool_) {}
@@ -37,14 +48,15 @@ class BasicDomFloor {
 
  private:
   template <class Doc>
-  bool reply(const Doc& doc_) {
+  bool reply(Doc& doc) {
     out_.Clear();
     writer_.Reset(out_);
-    if (doc_.HasParseError()) return error_reply(-32700, "Parse error");
-    if (!doc_.IsArray()) return one(doc_);
+    if (doc.HasParseError()) return error_reply(-32700, "Parse error");
+    auto& pool = doc.GetAllocator();
+    if (!doc.IsArray()) return one(doc, pool);
     writer_.StartArray();
     bool any = false;
-    for (const auto& member : doc_.GetArray()) any = one(member) || any;
+    for (const auto& member : doc.GetArray()) any = one(member, pool) || any;
     writer_.EndArray();
     return any;
   }
@@ -68,8 +80,8 @@ class BasicDomFloor {
     return true;
   }
 
-  template <class Value>
-  bool one(const Value& m) {
+  template <class Value, class Allocator>
+  bool one(const Value& m, Allocator& pool) {
     if (!m.IsObject()) return false;
     const auto method = m.FindMember("method");
     const auto id = m.FindMember("id");
@@ -84,13 +96,7 @@ class BasicDomFloor {
     writer_.Key("result");
     const char* name = method->value.GetString();
     if (std::strcmp(name, "ping") == 0 && params != m.MemberEnd() && params->value.IsObject()) {
-      writer_.StartObject();
-      const auto nonce = params->value.FindMember("nonce");
-      if (nonce != params->value.MemberEnd()) {
-        writer_.Key("nonce");
-        nonce->value.Accept(writer_);
-      }
-      writer_.EndObject();
+      ping(params->value, pool);
     } else if (std::strcmp(name, "subtract") == 0 && params != m.MemberEnd()) {
       const auto& p = params->value;
       if (p.IsArray() && p.Size() == 2 && p[0].IsInt64() && p[1].IsInt64()) {
@@ -107,6 +113,32 @@ class BasicDomFloor {
     return true;
   }
 
+  template <class Value, class Allocator>
+  void ping(const Value& params, Allocator& pool) {
+    const auto nonce = params.FindMember("nonce");
+    const bool found = nonce != params.MemberEnd();
+    if constexpr (kPing == PingResult::echo) {
+      writer_.StartObject();
+      if (found) {
+        writer_.Key("nonce");
+        nonce->value.Accept(writer_);
+      }
+      writer_.EndObject();
+    } else if constexpr (kPing == PingResult::typed) {
+      if (!found || !nonce->value.IsInt64()) return static_cast<void>(writer_.Null());
+      const std::int64_t value = nonce->value.GetInt64();
+      writer_.StartObject();
+      writer_.Key("nonce");
+      writer_.Int64(value);
+      writer_.EndObject();
+    } else {
+      if (!found || !nonce->value.IsInt64()) return static_cast<void>(writer_.Null());
+      rapidjson::Value result(rapidjson::kObjectType);
+      result.AddMember("nonce", nonce->value.GetInt64(), pool);
+      result.Accept(writer_);
+    }
+  }
+
   std::unique_ptr<char[]> buffer_;
   rapidjson::MemoryPoolAllocator<> pool_;
   rapidjson::GenericDocument<rapidjson::UTF8<>, rapidjson::MemoryPoolAllocator<>> doc_;
@@ -116,5 +148,7 @@ class BasicDomFloor {
 
 using DomFloor = BasicDomFloor<false>;
 using TunedDomFloor = BasicDomFloor<true>;
+using TunedTypedPingFloor = BasicDomFloor<true, PingResult::typed>;
+using TunedDomValuePingFloor = BasicDomFloor<true, PingResult::dom_value>;
 
 }  // namespace bench
