@@ -338,6 +338,30 @@ TEST_SUITE("coalesce") {
     });
   }
 
+  TEST_CASE("max_concurrent_groups: callers run that many groups at once before calls queue") {
+    watchdog::must_finish("coalesce: concurrent groups", [] {
+      Fixture f({.max_wait = 10s, .max_concurrent_groups = 2});
+      rpc::Session a(f.router, {.capabilities = {"math"}});
+      std::string first;
+      std::thread runner = hold_first_group(f, a, first);
+      rpc::Session b(f.router, {.capabilities = {"math"}});
+      std::string second;
+      std::thread beside([&] { second = b.handle(twice(2, "2")).value_or("(none)"); });
+      REQUIRE(f.blocker.wait_entered(2));  // b's call runs at once, on b's thread, beside a's
+      rpc::Session c(f.router, {.capabilities = {"math"}});
+      Reply rc;
+      c.handle(twice(3, "3"), rc.sink());
+      CHECK_FALSE(rc.ready());  // two groups run: c's call is queued
+      f.blocker.open();
+      runner.join();
+      beside.join();
+      CHECK(first == doubled(1, 1));
+      CHECK(second == doubled(2, 2));
+      CHECK(rc.get() == doubled(3, 3));
+      CHECK(f.seen() == Groups{{"1"}, {"2"}, {"3"}});
+    });
+  }
+
   TEST_CASE("a call that waited max_wait starts its group beside the running one") {
     watchdog::must_finish("coalesce: max_wait", [] {
       Fixture f({.max_wait = 20ms});
@@ -416,6 +440,8 @@ TEST_SUITE("coalesce") {
     CHECK(message("plain", {}) == R"(batchrpc: coalesce("plain"): not a method registered with add_batched)");
     CHECK(message("absent", {}) == R"(batchrpc: coalesce("absent"): not a method registered with add_batched)");
     CHECK(message("batched", {.max_group = 0}) == "batchrpc: Coalescing::max_group must be at least 1");
+    CHECK(message("batched", {.max_concurrent_groups = 0}) ==
+          "batchrpc: Coalescing::max_concurrent_groups must be at least 1");
     CHECK(message("batched", {}) == "(accepted)");
   }
 }

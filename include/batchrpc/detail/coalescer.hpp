@@ -2,11 +2,11 @@
 // Dynamic batching (Router::coalesce): one batch-aware method's calls from any message of any
 // session queue here, and run as groups of its batch handler.
 //
-// Who runs a group: a call that finds no group running (and may run where it is) runs one at
-// once, on its own thread; calls that arrive while a group runs are queued for the batcher
-// thread, which starts their group when no group runs, when max_group are queued, or when the
-// oldest has waited max_wait. `running_` counts the groups running (at most one started by a
-// caller, plus the batcher's).
+// Who runs a group: a call that finds fewer than max_concurrent_groups groups running (and may
+// run where it is) runs one at once on its own thread, taking the oldest queued calls with it;
+// other calls are queued for the batcher thread, which starts their group when fewer than
+// max_concurrent_groups run, when max_group are queued, or when the oldest has waited max_wait.
+// `running_` counts the groups running, callers' and the batcher's.
 //
 // A queued call belongs to a session's job and is kept there as a member still `queued`: a
 // cancel or the session's end answers it at once, as any member waiting for an executor. So a
@@ -53,14 +53,6 @@ class Coalescer {
   // The batcher thread, declared last, is joined first, once it has run what is queued.
   ~Coalescer() = default;
 
-  // Queues the calls of one message, all or none (throws when out of memory, or when the
-  // batcher thread cannot start). True when the caller is to run a group now, with run_here():
-  // `may_run_here` and no group running.
-  BATCHRPC_DECL bool submit(std::span<const CoalescedCall> calls, bool may_run_here);
-  // Runs the group submit() said this thread should run: the oldest queued calls.
-  BATCHRPC_DECL void run_here() noexcept;
-
- private:
   // What one thread needs to run a group, reused from group to group.
   struct Runner {
     std::vector<CoalescedCall> calls;
@@ -68,10 +60,18 @@ class Coalescer {
     GroupScratch scratch;
   };
 
+  // Queues the calls of one message, all or none (throws when out of memory, or when the
+  // batcher thread cannot start). When the caller is to run a group now (`may_run_here`, and
+  // fewer than max_concurrent_groups running), returns the runner to pass to run_here().
+  BATCHRPC_DECL Runner* submit(std::span<const CoalescedCall> calls, bool may_run_here);
+  // Runs, with the runner submit() gave, a group of the oldest queued calls.
+  BATCHRPC_DECL void run_here(Runner& runner) noexcept;
+
+ private:
   BATCHRPC_DECL void work(std::stop_token stop) noexcept;
   BATCHRPC_DECL void take(Runner& runner) noexcept;  // under mutex_
   BATCHRPC_DECL void run(Runner& runner, Workspace& ws) noexcept;
-  BATCHRPC_DECL void ran() noexcept;  // a group has ended: the batcher may start the next
+  BATCHRPC_DECL void ran(Runner* caller) noexcept;  // a group has ended: the batcher may start the next
 
   const Method& method_;
   const Coalescing settings_;
@@ -79,7 +79,8 @@ class Coalescer {
   std::condition_variable_any wake_;  // the batcher waits here
   std::deque<CoalescedCall> queue_;   // oldest first
   std::size_t running_ = 0;
-  Runner caller_;   // for the one group a caller may be running
+  std::vector<std::unique_ptr<Runner>> idle_runners_;  // callers', reused; room for every one made
+  std::size_t runners_made_ = 0;
   Runner batcher_;  // the batcher thread's
   // The batcher thread (a std::jthread, held as void so that the router's headers need not
   // include <thread>), started when a call first queues.

@@ -376,7 +376,7 @@ class Job {
       for (const std::size_t i : group.members) coalesced_.push_back({this, i, core_.gate, now});
       refs_.fetch_add(coalesced_.size(), std::memory_order_relaxed);  // the calls'; dropped by the coalescer
       counted = true;
-      if (coalescer.submit(coalesced_, may_run_here)) coalescer.run_here();
+      if (Coalescer::Runner* runner = coalescer.submit(coalesced_, may_run_here)) coalescer.run_here(*runner);
     } catch (...) {
       if (counted) refs_.fetch_sub(coalesced_.size(), std::memory_order_relaxed);
       for (const std::size_t i : group.members) guarded(i, [&] { run(i, ws); });

@@ -19,10 +19,19 @@
 
 namespace rpc::inline BATCHRPC_ABI::detail {
 
-BATCHRPC_DECL bool Coalescer::submit(std::span<const CoalescedCall> calls, bool may_run_here) {
+BATCHRPC_DECL Coalescer::Runner* Coalescer::submit(std::span<const CoalescedCall> calls, bool may_run_here) {
   std::unique_lock lock(mutex_);
-  const bool run_here = may_run_here && running_ == 0;
-  if (!run_here && !worker_) {  // the first call to queue starts the batcher
+  std::unique_ptr<Runner> runner;
+  if (may_run_here && running_ < settings_.max_concurrent_groups) {
+    if (idle_runners_.empty()) {
+      idle_runners_.reserve(runners_made_ + 1);  // so that handing it back never needs memory
+      runner = std::make_unique<Runner>();
+      ++runners_made_;
+    } else {
+      runner = std::move(idle_runners_.back());
+      idle_runners_.pop_back();
+    }
+  } else if (!worker_) {  // the first call to queue starts the batcher
     worker_ = std::make_shared<std::jthread>([this](std::stop_token stop) { work(std::move(stop)); });
   }
   const std::size_t before = queue_.size();
@@ -30,32 +39,36 @@ BATCHRPC_DECL bool Coalescer::submit(std::span<const CoalescedCall> calls, bool 
     queue_.insert(queue_.end(), calls.begin(), calls.end());
   } catch (...) {  // all or none
     queue_.resize(before);
+    if (runner) idle_runners_.push_back(std::move(runner));
     throw;
   }
-  if (run_here) {
+  if (runner) {
     ++running_;
-    return true;
+    return runner.release();
   }
   lock.unlock();
   wake_.notify_one();
-  return false;
+  return nullptr;
 }
 
-BATCHRPC_DECL void Coalescer::run_here() noexcept {
+BATCHRPC_DECL void Coalescer::run_here(Runner& runner) noexcept {
   {
     std::lock_guard lock(mutex_);
-    take(caller_);
+    take(runner);
   }
-  WorkspaceLease ws;
-  run(caller_, *ws);
-  ran();
+  {
+    WorkspaceLease ws;
+    run(runner, *ws);
+  }
+  ran(&runner);
 }
 
-BATCHRPC_DECL void Coalescer::ran() noexcept {
+BATCHRPC_DECL void Coalescer::ran(Runner* caller) noexcept {
   bool more = false;
   {
     std::lock_guard lock(mutex_);
     --running_;
+    if (caller != nullptr) idle_runners_.emplace_back(caller);  // room was reserved
     more = !queue_.empty();
   }
   if (more) wake_.notify_one();
@@ -66,10 +79,11 @@ BATCHRPC_DECL void Coalescer::work(std::stop_token stop) noexcept {
   for (;;) {
     wake_.wait(lock, stop, [this] { return !queue_.empty(); });
     if (queue_.empty()) return;  // stopping, and nothing left to run
-    // While another group runs, the queued calls wait for it to end, for a full group, or for
-    // the oldest of them to have waited max_wait. When stopping, they run at once.
-    wake_.wait_until(lock, stop, queue_.front().since + settings_.max_wait,
-                     [this] { return running_ == 0 || queue_.size() >= settings_.max_group; });
+    // While max_concurrent_groups run, the queued calls wait for one to end, for a full group,
+    // or for the oldest of them to have waited max_wait. When stopping, they run at once.
+    wake_.wait_until(lock, stop, queue_.front().since + settings_.max_wait, [this] {
+      return running_ < settings_.max_concurrent_groups || queue_.size() >= settings_.max_group;
+    });
     if (queue_.empty()) continue;  // a caller took them meanwhile
     take(batcher_);
     ++running_;
@@ -78,8 +92,8 @@ BATCHRPC_DECL void Coalescer::work(std::stop_token stop) noexcept {
       WorkspaceLease ws;
       run(batcher_, *ws);
     }
+    ran(nullptr);
     lock.lock();
-    --running_;
   }
 }
 

@@ -55,6 +55,9 @@ BATCHRPC_DECL Router& Router::coalesce(std::string_view name, Coalescing setting
                                 "\"): not a method registered with add_batched");
   }
   if (settings.max_group == 0) throw std::invalid_argument("batchrpc: Coalescing::max_group must be at least 1");
+  if (settings.max_concurrent_groups == 0) {
+    throw std::invalid_argument("batchrpc: Coalescing::max_concurrent_groups must be at least 1");
+  }
   method->coalescer = std::make_shared<detail::Coalescer>(*method, settings);
   return *this;
 }
