@@ -82,8 +82,9 @@ class SessionCore {
   BATCHRPC_DECL Job& acquire_job();
   // `job` has handed out all its members (each is now answered, running, or queued).
   BATCHRPC_DECL void dispatch_ended(Job& job) noexcept;
-  // `job` sent its reply; it is recycled at once unless executor tasks still hold it.
-  BATCHRPC_DECL void reply_sent(Job& job) noexcept;
+  // `job` sent its reply; it is recycled at once unless executor tasks still hold it. With
+  // `dispatch_ended`, its dispatch ended too (and dispatch_ended() was not called).
+  BATCHRPC_DECL void reply_sent(Job& job, bool dispatch_ended = false) noexcept;
   // The last executor task holding `job` is done with it, after its reply was sent.
   BATCHRPC_DECL void recycle(Job& job) noexcept;
   // Until every message handed in so far has sent its reply.

@@ -126,8 +126,16 @@ class Job {
     } catch (...) {  // out of memory before any member started: answer the message as a whole
       answer_out_of_memory();
     }
-    core_.dispatch_ended(*this);  // its members may be answered by the session's end from now on
-    release();
+    if (outstanding_.load(std::memory_order_acquire) == 1) {
+      // Every member is answered (the common case of inline handlers): only our own hold is
+      // left, and nobody else can take one, so the reply is sent here and the session told once
+      // that dispatch has ended and the reply is sent.
+      outstanding_.store(0, std::memory_order_relaxed);
+      finish(true);
+    } else {
+      core_.dispatch_ended(*this);  // its members may be answered by the session's end from now on
+      release();
+    }
   }
 
   const RouterOptions& options() const { return core_.router.options(); }
@@ -168,7 +176,9 @@ class Job {
     if (requests.empty()) return whole(ws, ErrorCode::invalid_request, ReasonData{"empty batch"});
     while (members_.size() < requests.size()) members_.push_back(std::make_unique<Member>());
     count_ = requests.size();
-    outstanding_.fetch_add(count_, std::memory_order_relaxed);  // committed: nothing throws past here
+    // Committed: nothing throws past here. No other thread can reach the job before its members
+    // are enrolled or handed out, so a plain store does.
+    outstanding_.store(1 + count_, std::memory_order_relaxed);
 
     // Every member is checked and enrolled before any runs, so a cancel in this batch finds
     // the members it names still queued.
@@ -483,6 +493,7 @@ class Job {
   // the same; it just cannot be cancelled.
   void enroll_cancellable(bool cancels) noexcept {
     bool only_cheap_before = !cancels;  // only cheap calls that cannot see a cancel run here first
+    bool any = false;                   // a member to enrol: the session's lock is taken only then
     for (std::size_t i = 0; i < count_; ++i) {
       Member& m = *members_[i];
       if (m.method == nullptr || m.method->runs_first) continue;  // answered, or run first
@@ -494,17 +505,25 @@ class Job {
       try {
         m.to_enroll = !left_out && id_key(m.request.id, m.key);
         if (m.to_enroll && observes) m.stop = std::stop_source();
+        any = any || m.to_enroll;
       } catch (...) {  // out of memory
         m.to_enroll = false;
       }
     }
-    core_.enroll(std::span(members_.data(), count_));
+    if (any) core_.enroll(std::span(members_.data(), count_));
   }
 
   // Runs member `i` on the dispatching thread, whose own hold keeps the job until dispatch
   // returns.
   void run(std::size_t i, Workspace& ws) {
-    if (!members_[i]->claim(Member::running)) return;  // cancelled while queued, and answered
+    Member& m = *members_[i];
+    if (!m.enrolled) {
+      // Nothing else can claim it: no cancel can name it, and the session's end answers only
+      // the members of messages whose dispatch has ended. A store is enough.
+      m.phase.store(Member::running, std::memory_order_relaxed);
+    } else if (!m.claim(Member::running)) {
+      return;  // cancelled while queued, and answered
+    }
     call(i, ws);
   }
 
@@ -573,8 +592,9 @@ class Job {
     if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) core_.recycle(*this);
   }
 
-  // All members are done: the reply in request order, sent once.
-  void finish() noexcept {
+  // All members are done: the reply in request order, sent once. `dispatch_ends`: start() is
+  // finishing the job itself, and has not told the session that its dispatch ended.
+  void finish(bool dispatch_ends = false) noexcept {
     if (!whole_) {
       try {
         assemble();
@@ -604,7 +624,7 @@ class Job {
       }
     }
     if (reply_.capacity() > kRetainedBytes) reply_.release();
-    core_.reply_sent(*this);
+    core_.reply_sent(*this, dispatch_ends);
   }
 
   // What a job keeps between messages is bounded: an idle session costs little, whatever it

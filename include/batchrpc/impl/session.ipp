@@ -126,10 +126,18 @@ BATCHRPC_DECL void SessionCore::dispatch_ended(Job& job) noexcept {
   if (closing_) idle_.notify_all();  // close() answers its members not started
 }
 
-BATCHRPC_DECL void SessionCore::reply_sent(Job& job) noexcept {
+BATCHRPC_DECL void SessionCore::reply_sent(Job& job, bool dispatch_ended) noexcept {
   std::lock_guard lock(mutex_);
+  if (dispatch_ended) {
+    job.dispatching_ = false;
+    ++dispatched_;
+  }
   // Under the lock: a task that lets go of the job meanwhile (recycle) sees it lingering.
-  if (job.refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+  // The reply's own reference. When it is the last one, no task can take or drop another (only
+  // the dispatch takes them, and it has ended): a load spares the atomic subtraction.
+  const bool last = job.refs_.load(std::memory_order_acquire) == 1 ||
+                    job.refs_.fetch_sub(1, std::memory_order_acq_rel) == 1;
+  if (last) {
     spare_.push_back(&job);
     job.in_spares_ = true;
     --active_jobs_;
