@@ -25,6 +25,7 @@
 
 #include "embed/methods.hpp"
 #include "embed_workload.hpp"
+#include "measure.hpp"
 
 namespace {
 
@@ -112,6 +113,7 @@ void BM_Embed_Clients(benchmark::State& state) {
       }
     });
   }
+  state.counters["started_s"] = bench::seconds_since_start();
   for (auto _ : state) {
     const auto t0 = Clock::now();
     rounds.run();

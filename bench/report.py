@@ -208,6 +208,39 @@ def main(path, by_index):
                   f"2 threads {two['real_time'] / 1e3:.0f} us; speed-up {one['real_time'] / two['real_time']:.2f}x "
                   "(target >= 1.7x)")
     embed_report(runs)
+    coalesce_report(runs, by_index)
+
+
+def coalesce_report(runs, by_index):
+    """BM_Embed_Clients (bench_coalesce.cpp): clients sending single-text calls, coalescing off
+    and on, against the same texts as one call (BM_Embed_Array/n:256)."""
+    rows, gaps = [], Gaps()
+    for b64 in (0, 1):
+        _, array = find(runs, f"BM_Embed_Array/n:256/base64:{b64}")
+        for clients in (1, 8, 64):
+            for groups in (0, 1, 2):
+                _, reps = find(runs, f"BM_Embed_Clients/clients:{clients}/coalesce:{groups}/base64:{b64}")
+                if not reps:
+                    continue
+                ratios = gaps.add(*paired(array, reps, by_index)) if array else []
+                rows.append((clients, "base64" if b64 else "float", groups, statistics.median(map(rate, reps)),
+                             median_of(reps, "p50_us"), median_of(reps, "p99_us"), fmt_ratios(ratios)))
+    if not rows:
+        return
+    print("\nDynamic batching: clients each sending single-text `embed` calls, one after another; texts/s, "
+          "latency per call, and the same texts as one call `inputs:[256]` against them (target at 64 "
+          "clients: <= 1.3x)")
+    print("\n| clients | encoding | coalescing | texts/s | p50 | p99 | array / this |")
+    print("|---:|---|---|---:|---:|---:|---:|")
+    label = {0: "off", 1: "1 group at once", 2: "2 groups at once"}
+    for clients, enc, groups, r, p50, p99, vs_array in rows:
+        print(f"| {clients} | {enc} | {label[groups]} | {r:,.0f} | {p50:,.0f} us | {p99:,.0f} us | {vs_array} |")
+    print("\n" + gaps.note(by_index))
+    for enc in ("float", "base64"):
+        lone = {g: p50 for c, e, g, _, p50, _, _ in rows if c == 1 and e == enc}
+        if 0 in lone and lone[0]:
+            on = ", ".join(f"{label[g]} {lone[g] / lone[0]:.2f}x" for g in (1, 2) if g in lone)
+            print(f"\nOne client, {enc}: p50 latency with coalescing against without: {on} (target <= 1.1x)")
 
 
 def embed_report(runs):

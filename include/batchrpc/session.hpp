@@ -96,7 +96,9 @@ class Session {
   /**
    * Handles one message and returns at once when handlers run elsewhere; `done` is called
    * exactly once, when the last member has completed, with the whole reply in request order.
-   * With no executor and no `rpc::Responder` handlers, `done` is called before this returns.
+   * With no executor and no `rpc::Responder` handlers, `done` is called before this returns,
+   * unless a call of a coalesced method (`Router::coalesce`) had to queue: then `done` is called
+   * by the thread that runs its group.
    * Never throws into the caller for bad input; a message past `Limits::max_inflight_bytes`
    * is answered `-32093` unparsed. An exception thrown by `done` is swallowed (it may run on
    * an executor or Responder thread with nobody to tell): handle your own failures inside it.

@@ -8,6 +8,7 @@
 #include <rapidjson/document.h>
 
 #include <atomic>
+#include <chrono>
 #include <charconv>
 #include <cstring>
 #include <memory>
@@ -15,6 +16,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -616,6 +618,43 @@ TEST_SUITE("embed.methods") {
     REQUIRE(gated);
     CHECK(gated->find(R"("data":{"capability":"rerank"})") != std::string::npos);
     CHECK(aware_session.handle(batch) == gated);
+  }
+
+  TEST_CASE("coalesced across messages: fewer backend calls, every reply byte-identical") {
+    CountingBackend plain_backend(test::model());
+    CountingBackend coalesced_backend(test::model());
+    Server plain({.batch_aware = false}, plain_backend);
+    Server coalesced({.batch_aware = true}, coalesced_backend);
+    coalesced.router.coalesce("embed", {.max_wait = std::chrono::milliseconds(5), .max_concurrent_groups = 2});
+    coalesced.router.coalesce("embed/sparse");
+    std::vector<std::string> messages;
+    for (int k = 0; k < 16; ++k) {
+      const std::string text = "text number " + std::to_string(k) + (k % 3 == 0 ? " Ünïcödé" : "");
+      messages.push_back(request("embed", R"({"inputs":[")" + text + R"("],"encoding":")" +
+                                              (k % 2 == 0 ? "float" : "base64") + R"("})", std::to_string(k)));
+      messages.push_back(request("embed/sparse", R"({"inputs":[")" + text + R"("]})", std::to_string(k)));
+    }
+    messages.push_back(request("embed", R"({"inputs":["x",7]})"));
+    std::vector<std::string> expected;
+    for (const std::string& m : messages) expected.push_back(plain.call(m));
+    const int clients = 8;
+    const int rounds = 5;
+    std::atomic<int> mismatches{0};
+    std::vector<std::thread> threads;
+    for (int c = 0; c < clients; ++c) {
+      threads.emplace_back([&, c] {
+        rpc::Session session(coalesced.router, {.capabilities = {"embed"}});
+        for (int r = 0; r < rounds; ++r) {
+          for (std::size_t i = static_cast<std::size_t>(c); i < messages.size(); i += clients) {
+            if (session.handle(messages[i]) != expected[i]) ++mismatches;
+          }
+        }
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    CHECK(mismatches == 0);
+    const int sent = rounds * static_cast<int>(messages.size() - 1);  // the invalid call never reaches the backend
+    CHECK(coalesced_backend.texts == static_cast<std::size_t>(sent));  // each call computed once
   }
 #endif
 }

@@ -418,6 +418,91 @@ TEST_SUITE("coalesce") {
     });
   }
 
+  TEST_CASE("a group that throws: calls of other messages are run again alone, each its own answer") {
+    watchdog::must_finish("coalesce: throw", [] {
+      Fixture f({.max_wait = 10s});
+      std::atomic<int> runs{0};
+      f.router.add_batched("strict", [&](std::span<rpc::BatchCall> calls) {
+        ++runs;
+        f.record(calls);
+        f.blocker.pass();
+        for (rpc::BatchCall& call : calls) {
+          if (call.params().at(0)->GetInt64() < 0) throw rpc::Error(-32001, "negative in the group");
+          call.result().integer(call.params().at(0)->GetInt64());
+        }
+      });
+      f.router.coalesce("strict");
+      const auto strict = [](int id, int v) {
+        return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"method":"strict","params":[)" +
+               std::to_string(v) + "]}";
+      };
+      rpc::Session a(f.router);
+      f.blocker.close();
+      std::string first;
+      std::thread runner([&] { first = a.handle(strict(1, 1)).value_or("(none)"); });
+      REQUIRE(f.blocker.wait_entered(1));
+      rpc::Session b(f.router);
+      rpc::Session c(f.router);
+      Reply rb;
+      Reply rc;
+      b.handle(strict(2, -2), rb.sink());
+      c.handle(strict(3, 3), rc.sink());
+      f.blocker.open();
+      runner.join();
+      CHECK(first == R"({"jsonrpc":"2.0","id":1,"result":1})");
+      CHECK(rb.get() == R"({"jsonrpc":"2.0","id":2,"error":{"code":-32001,"message":"negative in the group"}})");
+      CHECK(rc.get() == R"({"jsonrpc":"2.0","id":3,"result":3})");  // not b's error
+      CHECK(f.seen() == Groups{{"1"}, {"2", "3"}, {"2"}, {"3"}});
+      // Within one message, a throw still answers every call of its group (as without coalescing).
+      rpc::Session d(f.router);
+      CHECK(d.handle("[" + strict(4, 4) + "," + strict(5, -5) + "]") ==
+            R"([{"jsonrpc":"2.0","id":4,"error":{"code":-32001,"message":"negative in the group"}},)"
+            R"({"jsonrpc":"2.0","id":5,"error":{"code":-32001,"message":"negative in the group"}}])");
+    });
+  }
+
+  TEST_CASE("a handler or a completion calling back into a coalesced method does not wait for itself") {
+    watchdog::must_finish("coalesce: reentry", [] {
+      rpc::Router router;
+      rpc::ThreadPool pool(1);
+      std::unique_ptr<rpc::Session> inner_plain;
+      std::unique_ptr<rpc::Session> inner_pooled;
+      router.add_batched("depth", [&](std::span<rpc::BatchCall> calls) {
+        for (rpc::BatchCall& call : calls) {
+          const std::int64_t n = call.params().at(0)->GetInt64();
+          if (n == 0) {
+            call.result().integer(0);
+            continue;
+          }
+          // Two levels deep, alternating sessions with and without an executor.
+          rpc::Session& next = n % 2 == 0 ? *inner_plain : *inner_pooled;
+          const std::optional<std::string> reply =
+              next.handle(R"({"jsonrpc":"2.0","id":1,"method":"depth","params":[)" + std::to_string(n - 1) + "]}");
+          call.result().integer(reply && reply->find(std::to_string(n - 1) + "}") != std::string::npos ? n : -1);
+        }
+      });
+      router.coalesce("depth");
+      inner_plain = std::make_unique<rpc::Session>(router);
+      inner_pooled = std::make_unique<rpc::Session>(router, rpc::SessionOptions{.executor = &pool});
+      rpc::Session outer(router);
+      CHECK(outer.handle(R"({"jsonrpc":"2.0","id":7,"method":"depth","params":[3]})") ==
+            R"({"jsonrpc":"2.0","id":7,"result":3})");
+      // A completion (here run by the group's thread) that waits for another call of the method.
+      std::string chained;
+      Reply done;
+      inner_pooled->handle(R"({"jsonrpc":"2.0","id":8,"method":"depth","params":[0]})",
+                           [&](std::optional<std::string_view>) {
+                             chained = inner_plain->handle(R"({"jsonrpc":"2.0","id":9,"method":"depth","params":[0]})")
+                                           .value_or("(none)");
+                             done.sink()(std::string_view("ok"));
+                           });
+      CHECK(done.get() == "ok");
+      CHECK(chained == R"({"jsonrpc":"2.0","id":9,"result":0})");
+      inner_plain.reset();
+      inner_pooled.reset();
+    });
+  }
+
   TEST_CASE("Router::handle groups within one message only") {
     Fixture f;
     const std::string batch = "[" + twice(1, "1") + "," + twice(2, "2") + "]";
@@ -439,6 +524,8 @@ TEST_SUITE("coalesce") {
     };
     CHECK(message("plain", {}) == R"(batchrpc: coalesce("plain"): not a method registered with add_batched)");
     CHECK(message("absent", {}) == R"(batchrpc: coalesce("absent"): not a method registered with add_batched)");
+    CHECK(message("batched", {.max_wait = std::chrono::microseconds(-1)}) ==
+          "batchrpc: Coalescing::max_wait cannot be negative");
     CHECK(message("batched", {.max_group = 0}) == "batchrpc: Coalescing::max_group must be at least 1");
     CHECK(message("batched", {.max_concurrent_groups = 0}) ==
           "batchrpc: Coalescing::max_concurrent_groups must be at least 1");

@@ -35,8 +35,9 @@ BATCHRPC_DECL void write_deferred(const RouterOptions& options, const Request& r
 
 // Calls `method.batch` once for all of `members`, then fills each member's slot exactly as
 // call_method + write_deferred would answer the call on its own (null for nothing written,
-// -32603 for an incomplete result, the thrown error for every call not rejected).
-BATCHRPC_DECL void call_group(const RouterOptions& options, const Method& method,
+// -32603 for an incomplete result, the thrown error for every call not rejected). True when
+// the handler threw.
+BATCHRPC_DECL bool call_group(const RouterOptions& options, const Method& method,
                               CallOrigin origin, std::span<GroupMember> members,
                               GroupScratch& scratch);
 

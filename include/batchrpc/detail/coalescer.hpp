@@ -71,7 +71,9 @@ class Coalescer {
   BATCHRPC_DECL void work(std::stop_token stop) noexcept;
   BATCHRPC_DECL void take(Runner& runner) noexcept;  // under mutex_
   BATCHRPC_DECL void run(Runner& runner, Workspace& ws) noexcept;
-  BATCHRPC_DECL void ran(Runner* caller) noexcept;  // a group has ended: the batcher may start the next
+  BATCHRPC_DECL void ran(Runner* caller) noexcept;
+  class RunningGroup;  // marks the thread running one of our groups
+  static BATCHRPC_DECL bool from_several_jobs(std::span<const GroupMember> members) noexcept;  // a group has ended: the batcher may start the next
 
   const Method& method_;
   const Coalescing settings_;

@@ -362,7 +362,7 @@ class Job {
     }
     if (!group.calls.empty()) {
       const HandlerScope running(core_);
-      call_group(options(), *group.method, {&core_.router, &core_.owner, nullptr}, group.calls,
+      (void)call_group(options(), *group.method, {&core_.router, &core_.owner, nullptr}, group.calls,
                  group.scratch);
     }
     for (const GroupMember& call : group.calls) {
@@ -437,6 +437,7 @@ class Job {
     m.text.clear();
     if (m.stop.stop_possible()) m.stop = std::stop_source(std::nostopstate);
     m.to_enroll = false;
+    m.cancellable = false;
     // Relaxed: other threads reach the member only through the in-flight table's mutex or the
     // executor's queue, which order these stores before them.
     m.cancel_asked.store(false, std::memory_order_relaxed);
@@ -504,6 +505,7 @@ class Job {
       if (m.request.id.is_notification()) continue;  // no cancel can name it
       try {
         m.to_enroll = !left_out && id_key(m.request.id, m.key);
+        m.cancellable = m.to_enroll;
         if (m.to_enroll && observes) m.stop = std::stop_source();
         any = any || m.to_enroll;
       } catch (...) {  // out of memory
@@ -517,7 +519,7 @@ class Job {
   // returns.
   void run(std::size_t i, Workspace& ws) {
     Member& m = *members_[i];
-    if (!m.enrolled) {
+    if (!m.cancellable) {
       // Nothing else can claim it: no cancel can name it, and the session's end answers only
       // the members of messages whose dispatch has ended. A store is enough.
       m.phase.store(Member::running, std::memory_order_relaxed);

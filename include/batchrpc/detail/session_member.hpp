@@ -49,6 +49,9 @@ class Member final : public Deferred {
   std::string key;  // its id as a lookup key
   bool enrolled = false;
   bool to_enroll = false;  // chosen by Job::enroll_cancellable, enrolled with the rest of its message
+  // A cancel may reach it (chosen to be enrolled): only then may another thread claim it while
+  // its message is dispatched. Written and read by the dispatching thread only.
+  bool cancellable = false;
   InFlight::node_type node;  // its entry in the in-flight table while not enrolled, kept for reuse
   std::size_t group = none;  // its group in the job (batch-aware dispatch), or none
 

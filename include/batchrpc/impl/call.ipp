@@ -148,7 +148,7 @@ BATCHRPC_DECL void write_deferred(const RouterOptions& options, const Request& r
                 {slot.error ? &*slot.error : nullptr, slot.failure, nullptr}, w, out);
 }
 
-BATCHRPC_DECL void call_group(const RouterOptions& options, const Method& method,
+BATCHRPC_DECL bool call_group(const RouterOptions& options, const Method& method,
                               CallOrigin origin, std::span<GroupMember> members,
                               GroupScratch& scratch) {
   const std::size_t n = members.size();
@@ -202,6 +202,7 @@ BATCHRPC_DECL void call_group(const RouterOptions& options, const Method& method
     }
     WriterAccess::reset(w, scratch.unused);
   }
+  return group_error || group_failure;
 }
 
 BATCHRPC_DECL void write_unreadable(const ParseOutcome& parsed, const Limits& limits, ResultWriter& w,

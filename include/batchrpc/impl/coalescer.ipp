@@ -19,10 +19,27 @@
 
 namespace rpc::inline BATCHRPC_ABI::detail {
 
+// The coalescer whose group this thread is running, if any: a call it submits from there (a
+// handler or a completion calling back into a session) runs here, as a nested group, instead of
+// queueing behind the group that waits for it.
+inline thread_local const Coalescer* running_group_of = nullptr;
+
+class Coalescer::RunningGroup {
+ public:
+  explicit RunningGroup(const Coalescer& c) noexcept : saved_(running_group_of) { running_group_of = &c; }
+  ~RunningGroup() { running_group_of = saved_; }
+  RunningGroup(const RunningGroup&) = delete;
+  RunningGroup& operator=(const RunningGroup&) = delete;
+
+ private:
+  const Coalescer* saved_;
+};
+
 BATCHRPC_DECL Coalescer::Runner* Coalescer::submit(std::span<const CoalescedCall> calls, bool may_run_here) {
   std::unique_lock lock(mutex_);
   std::unique_ptr<Runner> runner;
-  if (may_run_here && running_ < settings_.max_concurrent_groups) {
+  const bool nested = running_group_of == this;  // queueing would wait for ourselves
+  if (nested || (may_run_here && running_ < settings_.max_concurrent_groups)) {
     if (idle_runners_.empty()) {
       idle_runners_.reserve(runners_made_ + 1);  // so that handing it back never needs memory
       runner = std::make_unique<Runner>();
@@ -111,10 +128,19 @@ BATCHRPC_DECL void Coalescer::take(Runner& runner) noexcept {
   }
 }
 
+BATCHRPC_DECL bool Coalescer::from_several_jobs(std::span<const GroupMember> members) noexcept {
+  const Job* first = static_cast<const Member&>(*members.front().slot).job;
+  for (const GroupMember& m : members) {
+    if (static_cast<const Member&>(*m.slot).job != first) return true;
+  }
+  return false;
+}
+
 // Enters each call's session and claims its member; calls the batch handler once for those
 // claimed; answers them; then lets go of every job and session entered. A member answered in
 // between (cancelled while queued, or just now) is skipped but still let go.
 BATCHRPC_DECL void Coalescer::run(Runner& runner, Workspace& ws) noexcept {
+  const RunningGroup running(*this);  // handlers and completions may submit again from here
   std::vector<GroupMember>& members = runner.members;
   members.clear();
   bool failed = false;
@@ -137,7 +163,16 @@ BATCHRPC_DECL void Coalescer::run(Runner& runner, Workspace& ws) noexcept {
   if (!members.empty()) {
     const Job& any = *static_cast<Member&>(*members.front().slot).job;  // all of one router
     try {
-      call_group(any.options(), method_, {&any.core().router, nullptr, nullptr}, members, runner.scratch);
+      const CallOrigin origin{&any.core().router, nullptr, nullptr};
+      if (call_group(any.options(), method_, origin, members, runner.scratch) && from_several_jobs(members)) {
+        // The handler threw for the whole group: what it threw belongs to no one call, and must
+        // not reach another client. Each call is run again alone, and gets what it would get
+        // uncoalesced (a lone call is a group of one).
+        for (GroupMember& m : members) {
+          m.slot->reset(m.stop, m.slot->value_limit());
+          (void)call_group(any.options(), method_, origin, std::span(&m, 1), runner.scratch);
+        }
+      }
     } catch (...) {  // memory ran out around the handler: -32603 for each call of the group
       failed = true;
     }

@@ -54,6 +54,7 @@ BATCHRPC_DECL Router& Router::coalesce(std::string_view name, Coalescing setting
     throw std::invalid_argument("batchrpc: coalesce(\"" + std::string(name) +
                                 "\"): not a method registered with add_batched");
   }
+  if (settings.max_wait.count() < 0) throw std::invalid_argument("batchrpc: Coalescing::max_wait cannot be negative");
   if (settings.max_group == 0) throw std::invalid_argument("batchrpc: Coalescing::max_group must be at least 1");
   if (settings.max_concurrent_groups == 0) {
     throw std::invalid_argument("batchrpc: Coalescing::max_concurrent_groups must be at least 1");
@@ -266,7 +267,7 @@ BATCHRPC_DECL bool Router::run_groups(std::span<const detail::ParsedRequest> bat
       plan.slot_of[i] = used++;
       plan.group.push_back({&batch[i].request, &slot, {}});
     }
-    detail::call_group(options_, *plan.methods[g], {this, nullptr, nullptr}, plan.group, plan.scratch);
+    (void)detail::call_group(options_, *plan.methods[g], {this, nullptr, nullptr}, plan.group, plan.scratch);
     any = true;
   }
   return any;
