@@ -16,22 +16,22 @@ namespace rpc::inline BATCHRPC_ABI {
  * arrive in different messages, from any session of the router, are answered by one call of
  * its batch handler.
  *
- * A call on a session without an executor that finds fewer than `max_concurrent_groups` groups
- * of its method running starts a group at once, on the thread that handles its message, with
- * the calls queued before it: a lone client waits for nothing. Otherwise it is queued, and the
- * queued calls run as one group on the method's batcher thread as soon as fewer than
- * `max_concurrent_groups` groups run, once `max_group` of them are queued, or once the oldest
- * has waited `max_wait`, whichever comes first (in the last two cases beside the running ones).
- * The batcher thread runs one group at a time.
+ * A call on a session without an executor that finds no group of its method running starts
+ * a group at once, on the thread that handles its message, with the calls queued before it: a
+ * lone client waits for nothing. Otherwise it is queued; the method's batcher threads run the
+ * queued calls as one group as soon as no group runs, or, while fewer than
+ * `max_concurrent_groups` run, once `max_group` of them are queued or the oldest has waited
+ * `max_wait`. Waiting while a group runs is what lets the next one grow.
  */
 struct Coalescing {
-  /// The longest a queued call waits behind running groups before its own group starts beside
-  /// them (if the batcher thread is itself running a group, calls wait for it to end).
+  /// How long queued calls may wait for a running group to end before their own group starts
+  /// beside it (only when `max_concurrent_groups` allows one more).
   std::chrono::microseconds max_wait{1000};
   /// The most calls in one group (at least 1).
   std::size_t max_group = 64;
-  /// How many groups of the method may run at once before calls queue (at least 1). 1 suits a
-  /// handler that uses every core itself; the number of cores suits a single-threaded one.
+  /// How many groups of the method may run at once, and so how many batcher threads it has (at
+  /// least 1). 1 suits a handler that uses every core itself; the number of cores suits one
+  /// that computes on one thread.
   std::size_t max_concurrent_groups = 1;
 };
 

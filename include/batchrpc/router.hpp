@@ -193,10 +193,10 @@ class Router {
    * @code
    * router.coalesce("embed", {.max_wait = std::chrono::microseconds(500), .max_group = 128});
    * @endcode
-   * Lifetime: the router owns one batcher thread per coalesced method, started when a call
-   * first has to queue, and joined by the router's destructor after it has run what is queued
-   * (the sessions must end first, as always). Queued groups run on that thread, not on a
-   * session's executor.
+   * Lifetime: the router owns `settings.max_concurrent_groups` batcher threads per coalesced
+   * method, started when a call first has to queue, and joined by the router's destructor after
+   * they have run what is queued (the sessions must end first, as always; never destroy the
+   * router from a handler). Queued groups run on those threads, not on a session's executor.
    * @throws std::invalid_argument if `name` is not a method registered with `add_batched`, or
    * `settings.max_group` is 0.
    * Not thread-safe: call before the first `handle`.

@@ -2,11 +2,12 @@
 // Dynamic batching (Router::coalesce): one batch-aware method's calls from any message of any
 // session queue here, and run as groups of its batch handler.
 //
-// Who runs a group: a call that finds fewer than max_concurrent_groups groups running (and may
-// run where it is) runs one at once on its own thread, taking the oldest queued calls with it;
-// other calls are queued for the batcher thread, which starts their group when fewer than
-// max_concurrent_groups run, when max_group are queued, or when the oldest has waited max_wait.
-// `running_` counts the groups running, callers' and the batcher's.
+// Who runs a group: a call that finds no group running (and may run where it is) runs one at
+// once on its own thread, taking the oldest queued calls with it; other calls are queued for the
+// batcher threads (max_concurrent_groups of them), one of which starts their group when no
+// group runs or, while fewer than max_concurrent_groups run, once max_group are queued or the
+// oldest has waited max_wait. Waiting while another group runs is what lets a group grow.
+// `running_` counts the groups running, callers' and the batchers'.
 //
 // A queued call belongs to a session's job and is kept there as a member still `queued`: a
 // cancel or the session's end answers it at once, as any member waiting for an executor. So a
@@ -61,8 +62,9 @@ class Coalescer {
   };
 
   // Queues the calls of one message, all or none (throws when out of memory, or when the
-  // batcher thread cannot start). When the caller is to run a group now (`may_run_here`, and
-  // fewer than max_concurrent_groups running), returns the runner to pass to run_here().
+  // batcher threads cannot start). When the caller is to run a group now (`may_run_here` and no
+  // group running, or a call made from inside one of our groups), returns the runner to pass
+  // to run_here().
   BATCHRPC_DECL Runner* submit(std::span<const CoalescedCall> calls, bool may_run_here);
   // Runs, with the runner submit() gave, a group of the oldest queued calls.
   BATCHRPC_DECL void run_here(Runner& runner) noexcept;
@@ -83,10 +85,9 @@ class Coalescer {
   std::size_t running_ = 0;
   std::vector<std::unique_ptr<Runner>> idle_runners_;  // callers', reused; room for every one made
   std::size_t runners_made_ = 0;
-  Runner batcher_;  // the batcher thread's
-  // The batcher thread (a std::jthread, held as void so that the router's headers need not
-  // include <thread>), started when a call first queues.
-  std::shared_ptr<void> worker_;
+  // The batcher threads (a std::vector<std::jthread>, held as void so that the router's headers
+  // need not include <thread>), started when a call first queues.
+  std::shared_ptr<void> workers_;
 };
 
 }  // namespace rpc::detail

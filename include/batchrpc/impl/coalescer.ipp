@@ -39,7 +39,7 @@ BATCHRPC_DECL Coalescer::Runner* Coalescer::submit(std::span<const CoalescedCall
   std::unique_lock lock(mutex_);
   std::unique_ptr<Runner> runner;
   const bool nested = running_group_of == this;  // queueing would wait for ourselves
-  if (nested || (may_run_here && running_ < settings_.max_concurrent_groups)) {
+  if (nested || (may_run_here && running_ == 0)) {
     if (idle_runners_.empty()) {
       idle_runners_.reserve(runners_made_ + 1);  // so that handing it back never needs memory
       runner = std::make_unique<Runner>();
@@ -48,8 +48,13 @@ BATCHRPC_DECL Coalescer::Runner* Coalescer::submit(std::span<const CoalescedCall
       runner = std::move(idle_runners_.back());
       idle_runners_.pop_back();
     }
-  } else if (!worker_) {  // the first call to queue starts the batcher
-    worker_ = std::make_shared<std::jthread>([this](std::stop_token stop) { work(std::move(stop)); });
+  } else if (!workers_) {  // the first call to queue starts the batchers
+    auto workers = std::make_shared<std::vector<std::jthread>>();
+    workers->reserve(settings_.max_concurrent_groups);
+    for (std::size_t i = 0; i < settings_.max_concurrent_groups; ++i) {
+      workers->emplace_back([this](std::stop_token stop) { work(std::move(stop)); });
+    }
+    workers_ = std::move(workers);
   }
   const std::size_t before = queue_.size();
   try {
@@ -64,7 +69,7 @@ BATCHRPC_DECL Coalescer::Runner* Coalescer::submit(std::span<const CoalescedCall
     return runner.release();
   }
   lock.unlock();
-  wake_.notify_one();
+  wake_.notify_all();  // few batchers: wake them all, and let the one that may start start
   return nullptr;
 }
 
@@ -88,26 +93,38 @@ BATCHRPC_DECL void Coalescer::ran(Runner* caller) noexcept {
     if (caller != nullptr) idle_runners_.emplace_back(caller);  // room was reserved
     more = !queue_.empty();
   }
-  if (more) wake_.notify_one();
+  if (more) wake_.notify_all();
 }
 
 BATCHRPC_DECL void Coalescer::work(std::stop_token stop) noexcept {
+  Runner runner;
   std::unique_lock lock(mutex_);
   for (;;) {
     wake_.wait(lock, stop, [this] { return !queue_.empty(); });
     if (queue_.empty()) return;  // stopping, and nothing left to run
-    // While max_concurrent_groups run, the queued calls wait for one to end, for a full group,
-    // or for the oldest of them to have waited max_wait. When stopping, they run at once.
-    wake_.wait_until(lock, stop, queue_.front().since + settings_.max_wait, [this] {
-      return running_ < settings_.max_concurrent_groups || queue_.size() >= settings_.max_group;
-    });
-    if (queue_.empty()) continue;  // a caller took them meanwhile
-    take(batcher_);
+    // While another group runs, the queued calls wait (and their group grows) until it ends,
+    // or, with room for one more group, until max_group are queued or the oldest has waited
+    // max_wait. When stopping, they run at once.
+    const auto due = queue_.front().since + settings_.max_wait;
+    const auto may_start = [&] {
+      if (running_ == 0 || stop.stop_requested()) return true;
+      return running_ < settings_.max_concurrent_groups &&
+             (queue_.size() >= settings_.max_group || std::chrono::steady_clock::now() >= due);
+    };
+    while (!may_start()) {
+      if (running_ < settings_.max_concurrent_groups) {
+        wake_.wait_until(lock, stop, due, may_start);
+      } else {
+        wake_.wait(lock, stop, may_start);
+      }
+    }
+    if (queue_.empty()) continue;  // another thread took them meanwhile
+    take(runner);
     ++running_;
     lock.unlock();
     {
       WorkspaceLease ws;
-      run(batcher_, *ws);
+      run(runner, *ws);
     }
     ran(nullptr);
     lock.lock();
