@@ -153,13 +153,31 @@ std::string doubled(int id, long long value) {
 
 using Groups = std::vector<std::vector<std::string>>;
 
-// Session A's call 1 runs as a group of its own on thread `runner`, held by the blocker.
-std::thread hold_first_group(Fixture& f, rpc::Session& a, std::string& reply) {
-  f.blocker.close();
-  std::thread runner([&] { reply = a.handle(twice(1, "1")).value_or("(none)"); });
-  REQUIRE(f.blocker.wait_entered(1));
-  return runner;
-}
+rpc::SessionOptions math() { return {.capabilities = {"math"}}; }
+
+// Session a's call 1, run as a group of its own on a thread of its own and held by the blocker,
+// so that the test can queue calls behind it; release() lets it (and every later group) go.
+struct HeldFirstGroup {
+  Fixture& f;
+  rpc::Session a{f.router, math()};
+  std::string reply;
+  std::thread runner;
+
+  explicit HeldFirstGroup(Fixture& fixture) : f(fixture) {
+    f.blocker.close();
+    runner = std::thread([this] { reply = a.handle(twice(1, "1")).value_or("(none)"); });
+    REQUIRE(f.blocker.wait_entered(1));
+  }
+  HeldFirstGroup(const HeldFirstGroup&) = delete;
+  HeldFirstGroup& operator=(const HeldFirstGroup&) = delete;
+  ~HeldFirstGroup() {
+    if (runner.joinable()) release();
+  }
+  void release() {
+    f.blocker.open();
+    runner.join();
+  }
+};
 
 }  // namespace
 
@@ -180,9 +198,7 @@ TEST_SUITE("coalesce") {
   TEST_CASE("calls that meet a running group form the next group, each with its own reply") {
     watchdog::must_finish("coalesce: next group", [] {
       Fixture f({.max_wait = 10s});
-      rpc::Session a(f.router, {.capabilities = {"math"}});
-      std::string first;
-      std::thread runner = hold_first_group(f, a, first);
+      HeldFirstGroup held(f);
       std::vector<std::unique_ptr<rpc::Session>> sessions;
       std::vector<Reply> replies(4);
       for (int k = 0; k < 4; ++k) {
@@ -190,9 +206,8 @@ TEST_SUITE("coalesce") {
         sessions.back()->handle(twice(10 + k, std::to_string(100 + k)), replies[k].sink());
         CHECK_FALSE(replies[k].ready());  // queued behind the running group
       }
-      f.blocker.open();
-      runner.join();
-      CHECK(first == doubled(1, 1));
+      held.release();
+      CHECK(held.reply == doubled(1, 1));
       for (int k = 0; k < 4; ++k) CHECK(replies[k].get() == doubled(10 + k, 100 + k));
       CHECK(f.seen() == Groups{{"1"}, {"10", "11", "12", "13"}});
       CHECK(f.threads[1] != f.threads[0]);  // the queued group ran on the batcher thread
@@ -202,19 +217,16 @@ TEST_SUITE("coalesce") {
   TEST_CASE("a message's calls join the queue together; replies stay in request order") {
     watchdog::must_finish("coalesce: batch", [] {
       Fixture f({.max_wait = 10s});
-      rpc::Session a(f.router, {.capabilities = {"math"}});
-      std::string first;
-      std::thread runner = hold_first_group(f, a, first);
-      rpc::Session b(f.router, {.capabilities = {"math"}});
-      rpc::Session c(f.router, {.capabilities = {"math"}});
+      HeldFirstGroup held(f);
+      rpc::Session b(f.router, math());
+      rpc::Session c(f.router, math());
       const std::string batch = "[" + twice(20, "-5") + "," + twice(21, R"("x")") + "," +
                                 R"({"jsonrpc":"2.0","method":"twice","params":[3]})" + "," + twice(22, "7") + "]";
       Reply rb;
       Reply rc;
       b.handle(batch, rb.sink());
       c.handle(twice(30, "30"), rc.sink());
-      f.blocker.open();
-      runner.join();
+      held.release();
       CHECK(rb.get() == *rpc::Session(f.reference, {.capabilities = {"math"}}).handle(batch));
       CHECK(rb.get() ==
             R"([{"jsonrpc":"2.0","id":20,"error":{"code":-32001,"message":"negative"}},)"
@@ -228,11 +240,9 @@ TEST_SUITE("coalesce") {
   TEST_CASE("a call cancelled while queued is answered -32800 at once and never runs") {
     watchdog::must_finish("coalesce: cancel queued", [] {
       Fixture f({.max_wait = 10s});
-      rpc::Session a(f.router, {.capabilities = {"math"}});
-      std::string first;
-      std::thread runner = hold_first_group(f, a, first);
-      rpc::Session b(f.router, {.capabilities = {"math"}});
-      rpc::Session c(f.router, {.capabilities = {"math"}});
+      HeldFirstGroup held(f);
+      rpc::Session b(f.router, math());
+      rpc::Session c(f.router, math());
       Reply rb;
       Reply rc;
       b.handle(twice(7, "7"), rb.sink());
@@ -241,8 +251,7 @@ TEST_SUITE("coalesce") {
       REQUIRE(rb.ready());  // while the group it waited for still runs
       CHECK(rb.get() == R"({"jsonrpc":"2.0","id":7,"error":{"code":-32800,"message":"Request cancelled"}})");
       CHECK_FALSE(rc.ready());
-      f.blocker.open();
-      runner.join();
+      held.release();
       CHECK(rc.get() == doubled(7, 8));
       CHECK(f.seen() == Groups{{"1"}, {"7"}});  // c's call only
     });
@@ -251,11 +260,9 @@ TEST_SUITE("coalesce") {
   TEST_CASE("a cancel during a group reaches only its own call") {
     watchdog::must_finish("coalesce: cancel running", [] {
       Fixture f({.max_wait = 10s});
-      rpc::Session a(f.router, {.capabilities = {"math"}});
-      std::string first;
-      std::thread runner = hold_first_group(f, a, first);
-      rpc::Session b(f.router, {.capabilities = {"math"}});
-      rpc::Session c(f.router, {.capabilities = {"math"}});
+      HeldFirstGroup held(f);
+      rpc::Session b(f.router, math());
+      rpc::Session c(f.router, math());
       Reply rb;
       Reply rc;
       b.handle(twice(5, "5"), rb.sink());
@@ -263,8 +270,7 @@ TEST_SUITE("coalesce") {
       f.blocker.let_one_through();  // the first group ends; b's and c's starts, and is held
       REQUIRE(f.blocker.wait_entered(2));
       CHECK(b.handle(R"({"jsonrpc":"2.0","method":"notifications/cancel","params":{"id":5}})") == std::nullopt);
-      f.blocker.open();
-      runner.join();
+      held.release();
       // The handler answered both; the stop reached call 5 only (its handler may still answer).
       CHECK(rb.get() == doubled(5, 5));
       CHECK(rc.get() == doubled(6, 6));
@@ -276,11 +282,9 @@ TEST_SUITE("coalesce") {
   TEST_CASE("gating applies per call: an ungranted session is answered at once, not queued") {
     watchdog::must_finish("coalesce: gating", [] {
       Fixture f({.max_wait = 10s});
-      rpc::Session a(f.router, {.capabilities = {"math"}});
-      std::string first;
-      std::thread runner = hold_first_group(f, a, first);
+      HeldFirstGroup held(f);
       rpc::Session ungranted(f.router);
-      rpc::Session granted(f.router, {.capabilities = {"math"}});
+      rpc::Session granted(f.router, math());
       Reply ru;
       Reply rg;
       ungranted.handle(twice(8, "8"), ru.sink());
@@ -288,8 +292,7 @@ TEST_SUITE("coalesce") {
       REQUIRE(ru.ready());
       CHECK(ru.get() == *rpc::Session(f.reference).handle(twice(8, "8")));
       CHECK(ru.get().find(R"("code":-32601)") != std::string::npos);
-      f.blocker.open();
-      runner.join();
+      held.release();
       CHECK(rg.get() == doubled(9, 9));
       CHECK(f.seen() == Groups{{"1"}, {"9"}});
     });
@@ -298,21 +301,18 @@ TEST_SUITE("coalesce") {
   TEST_CASE("a session that ends while its call is queued answers it; the group runs without it") {
     watchdog::must_finish("coalesce: session ends", [] {
       Fixture f({.max_wait = 10s});
-      rpc::Session a(f.router, {.capabilities = {"math"}});
-      std::string first;
-      std::thread runner = hold_first_group(f, a, first);
+      HeldFirstGroup held(f);
       Reply gone;
       Reply stays;
-      rpc::Session c(f.router, {.capabilities = {"math"}});
+      rpc::Session c(f.router, math());
       {
-        rpc::Session b(f.router, {.capabilities = {"math"}});
+        rpc::Session b(f.router, math());
         b.handle(twice(3, "3"), gone.sink());
         c.handle(twice(4, "4"), stays.sink());
       }  // b ends here, its call still queued
       REQUIRE(gone.ready());
       CHECK(gone.get() == R"({"jsonrpc":"2.0","id":3,"error":{"code":-32800,"message":"Request cancelled"}})");
-      f.blocker.open();
-      runner.join();
+      held.release();
       CHECK(stays.get() == doubled(4, 4));
       CHECK(f.seen() == Groups{{"1"}, {"4"}});
     });
@@ -321,9 +321,7 @@ TEST_SUITE("coalesce") {
   TEST_CASE("max_group bounds a group; a full queue starts a group beside the running one") {
     watchdog::must_finish("coalesce: max_group", [] {
       Fixture f({.max_wait = 10s, .max_group = 2, .max_concurrent_groups = 2});
-      rpc::Session a(f.router, {.capabilities = {"math"}});
-      std::string first;
-      std::thread runner = hold_first_group(f, a, first);
+      HeldFirstGroup held(f);
       std::vector<std::unique_ptr<rpc::Session>> sessions;
       std::vector<Reply> replies(5);
       for (int k = 0; k < 5; ++k) {
@@ -331,8 +329,7 @@ TEST_SUITE("coalesce") {
         sessions.back()->handle(twice(10 + k, std::to_string(k)), replies[k].sink());
         if (k == 1) REQUIRE(f.blocker.wait_entered(2));  // two queued: their group runs beside
       }
-      f.blocker.open();
-      runner.join();
+      held.release();
       for (int k = 0; k < 5; ++k) CHECK(replies[k].get() == doubled(10 + k, k));
       // Once the first two groups end, two batchers take the rest: in which order is theirs.
       Groups seen = f.seen();
@@ -346,16 +343,13 @@ TEST_SUITE("coalesce") {
   TEST_CASE("with one group at once (the default), queued calls wait for the running group") {
     watchdog::must_finish("coalesce: one at once", [] {
       Fixture f({.max_wait = 1ms, .max_group = 1});
-      rpc::Session a(f.router, {.capabilities = {"math"}});
-      std::string first;
-      std::thread runner = hold_first_group(f, a, first);
-      rpc::Session b(f.router, {.capabilities = {"math"}});
+      HeldFirstGroup held(f);
+      rpc::Session b(f.router, math());
       Reply rb;
       b.handle(twice(2, "2"), rb.sink());
       std::this_thread::sleep_for(50ms);  // far past max_wait, with a full group queued
       CHECK_FALSE(rb.ready());
-      f.blocker.open();
-      runner.join();
+      held.release();
       CHECK(rb.get() == doubled(2, 2));
       CHECK(f.seen() == Groups{{"1"}, {"2"}});
     });
@@ -364,21 +358,18 @@ TEST_SUITE("coalesce") {
   TEST_CASE("max_concurrent_groups bounds the groups at once") {
     watchdog::must_finish("coalesce: concurrent groups", [] {
       Fixture f({.max_wait = 1ms, .max_concurrent_groups = 2});
-      rpc::Session a(f.router, {.capabilities = {"math"}});
-      std::string first;
-      std::thread runner = hold_first_group(f, a, first);
-      rpc::Session b(f.router, {.capabilities = {"math"}});
+      HeldFirstGroup held(f);
+      rpc::Session b(f.router, math());
       Reply rb;
       b.handle(twice(2, "2"), rb.sink());
       REQUIRE(f.blocker.wait_entered(2));  // after max_wait, beside a's group
-      rpc::Session c(f.router, {.capabilities = {"math"}});
+      rpc::Session c(f.router, math());
       Reply rc;
       c.handle(twice(3, "3"), rc.sink());
       std::this_thread::sleep_for(50ms);
       CHECK_FALSE(rc.ready());  // two groups run: c's call waits for one to end
-      f.blocker.open();
-      runner.join();
-      CHECK(first == doubled(1, 1));
+      held.release();
+      CHECK(held.reply == doubled(1, 1));
       CHECK(rb.get() == doubled(2, 2));
       CHECK(rc.get() == doubled(3, 3));
       CHECK(f.seen() == Groups{{"1"}, {"2"}, {"3"}});
@@ -388,15 +379,12 @@ TEST_SUITE("coalesce") {
   TEST_CASE("a call that waited max_wait starts its group beside the running one") {
     watchdog::must_finish("coalesce: max_wait", [] {
       Fixture f({.max_wait = 20ms, .max_concurrent_groups = 2});
-      rpc::Session a(f.router, {.capabilities = {"math"}});
-      std::string first;
-      std::thread runner = hold_first_group(f, a, first);
-      rpc::Session b(f.router, {.capabilities = {"math"}});
+      HeldFirstGroup held(f);
+      rpc::Session b(f.router, math());
       Reply rb;
       b.handle(twice(2, "2"), rb.sink());
       REQUIRE(f.blocker.wait_entered(2));  // started while the first group is still held
-      f.blocker.open();
-      runner.join();
+      held.release();
       CHECK(rb.get() == doubled(2, 2));
       CHECK(f.seen() == Groups{{"1"}, {"2"}});
     });
