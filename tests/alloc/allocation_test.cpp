@@ -3,6 +3,7 @@
 // are counted by interposing glibc's malloc family, so RapidJSON's allocators are seen too;
 // this binary is not built under sanitizers, which bring their own allocator.
 #include <batchrpc/context.hpp>
+#include <batchrpc/json.hpp>
 #include <batchrpc/router.hpp>
 #include <batchrpc/session.hpp>
 
@@ -115,6 +116,14 @@ TEST_SUITE("allocation") {
     rpc::Buffer out;
     REQUIRE(router.handle(message, out));
     CHECK(allocations_during([&] { (void)router.handle(message, out); }) == 0);
+  }
+
+  TEST_CASE("rpc::json validates without allocating: only its copy of the text costs one") {
+    const std::string text = R"({"pong":true,"items":[1,2,{"deep":[[["x"]]]}],"name":"a longer string"})";
+    CHECK(allocations_during([&] { (void)rpc::json(text); }) == 1);
+    std::string deep(300, '[');
+    deep += std::string(300, ']');
+    CHECK(rpc::json(deep).text() == deep);  // deeper than the buffer: grows on the heap
   }
 
   TEST_CASE("returning the reply as a std::string costs that one allocation") {

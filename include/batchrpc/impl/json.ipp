@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include <rapidjson/allocators.h>
 #include <rapidjson/error/en.h>
 #include <rapidjson/memorystream.h>
 #include <rapidjson/reader.h>
@@ -20,7 +21,12 @@ BATCHRPC_DECL Json Json::parse(std::string_view text) {
                              rapidjson::kParseNumbersAsStringsFlag;
   rapidjson::MemoryStream stream(text.data(), text.size());
   rapidjson::BaseReaderHandler<> ignore;
-  rapidjson::Reader reader;
+  // The reader's nesting stack starts in a buffer here, so that the values handlers return
+  // (rarely deep) cost no allocation for it; deeper ones grow it on the heap.
+  char scratch[1024];
+  rapidjson::MemoryPoolAllocator<> stack_memory(scratch, sizeof scratch);
+  rapidjson::GenericReader<rapidjson::UTF8<>, rapidjson::UTF8<>, rapidjson::MemoryPoolAllocator<>> reader(
+      &stack_memory, 256);
   const rapidjson::ParseResult ok = reader.Parse<flags>(stream, ignore);
   if (!ok) {
     throw std::invalid_argument(std::string("rpc::json: invalid JSON at offset ") +
