@@ -159,6 +159,8 @@ def main(path, by_index):
          [("BM_SessionPing/1", "BM_Ping/1"), ("BM_SessionPing/100", "BM_Ping/100")]),
         ("End to end over pipes against the in-process Session (target: >= 0.7x)", 0.7,
          [("BM_PipePing/100", "BM_SessionPing/100")]),
+        ("100 calls of ~1 us through a Session: a ThreadPool of 2 against inline (target: >= 1.2x)", 1.2,
+         [("BM_SessionWork/2", "BM_SessionWork/0")]),
     ]
     for title, target, pairs in comparisons:
         rows, gaps = [], Gaps()

@@ -101,6 +101,19 @@ struct Dropping final : rpc::Executor {
 struct Inline final : rpc::Executor {
   void execute(std::function<void()> task) override { task(); }
 };
+// Drops the first `drop` tasks unrun, then runs the rest inline; counts what it was given.
+struct DroppingFirst final : rpc::Executor {
+  explicit DroppingFirst(int first) : drop(first) {}
+  int drop;
+  int given = 0;
+  void execute(std::function<void()> task) override {
+    if (given++ < drop) {
+      std::function<void()> gone = std::move(task);
+      return;
+    }
+    task();
+  }
+};
 // Keeps tasks until run_all() runs them (on whatever thread calls it).
 struct Delaying final : rpc::Executor {
   std::mutex mutex;
@@ -202,6 +215,34 @@ TEST_SUITE("session lifetime") {
       CHECK(session.handle(request("add", "1", "[1,2]")) == overloaded("1", "the executor dropped the task"));
       CHECK(session.in_flight() == 0);
     });
+  }
+
+  TEST_CASE("a batch's executor members are handed over as a few tasks that take them in turn") {
+    Parking f;
+    std::string batch = "[";
+    std::string expected = "[";
+    for (int i = 0; i < 100; ++i) {
+      batch += std::string(i ? "," : "") + request("add", std::to_string(i), "[" + std::to_string(i) + ",1]");
+      expected += std::string(i ? "," : "") + result(std::to_string(i), std::to_string(i + 1));
+    }
+    batch += "]";
+    expected += "]";
+    DroppingFirst counting(0);
+    rpc::Session session(f.router, {.executor = &counting});
+    CHECK(session.handle(batch) == expected);
+    CHECK(counting.given >= 2);
+    CHECK(counting.given <= 8);  // one task per turn at the sweep, not one per member
+    // A dropped turn leaves its members to the turns still to come...
+    DroppingFirst drops_one(1);
+    rpc::Session survivor(f.router, {.executor = &drops_one});
+    CHECK(survivor.handle(batch) == expected);
+    // ...and when every turn is dropped, the last one answers them all -32093.
+    Dropping dropping;
+    rpc::Session refused(f.router, {.executor = &dropping});
+    const std::string two = "[" + request("add", "1", "[1,2]") + "," + request("add", "2", "[3,4]") + "]";
+    CHECK(refused.handle(two) == "[" + overloaded("1", "the executor dropped the task") + "," +
+                                     overloaded("2", "the executor dropped the task") + "]");
+    CHECK(refused.in_flight() == 0);
   }
 
   TEST_CASE("an executor that runs tasks inline, inside execute()") {

@@ -11,6 +11,7 @@
 // reply is sent, a task still to come has nothing to do.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -20,6 +21,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "../config.hpp"
@@ -63,15 +65,18 @@ class ReplyBudget {
 
 class Job;
 
-// A member, or a group of members, handed to the executor. Whatever the executor does with the
+// Work handed to the executor: a member, a group of members, or a turn at the message's sweep
+// (the members that run on the executor, taken one after another by a few tasks; see
+// start_sweep). Whatever the executor does with the
 // task (runs it, throws from execute(), or destroys it without running it) the work is answered
 // exactly once and the job released exactly once: run() by the first copy that is called, or
 // the destructor, when the last copy goes unrun. Either touches the job only through the
 // session's gate: after the session has ended, the task does nothing.
 class Handoff {
  public:
-  Handoff(Job& job, std::shared_ptr<TaskGate> gate, std::size_t what, bool group) noexcept
-      : job_(job), gate_(std::move(gate)), what_(what), group_(group) {}
+  enum class Work { member, group, sweep };
+  Handoff(Job& job, std::shared_ptr<TaskGate> gate, std::size_t what, Work work) noexcept
+      : job_(job), gate_(std::move(gate)), what_(what), work_(work) {}
   Handoff(const Handoff&) = delete;
   Handoff& operator=(const Handoff&) = delete;
   ~Handoff();
@@ -83,7 +88,7 @@ class Handoff {
   Job& job_;  // valid while the gate lets us in
   std::shared_ptr<TaskGate> gate_;
   std::size_t what_;  // a member's index, or a group's
-  bool group_;
+  Work work_;
   std::atomic<bool> ran_{false};
 };
 
@@ -175,6 +180,8 @@ class Job {
     batch_ = parser_.is_batch();
     if (requests.empty()) return whole(ws, ErrorCode::invalid_request, ReasonData{"empty batch"});
     while (members_.size() < requests.size()) members_.push_back(std::make_unique<Member>());
+    sweep_.clear();
+    if (core_.executor != nullptr) sweep_.reserve(requests.size());
     count_ = requests.size();
     // Committed: nothing throws past here. No other thread can reach the job before its members
     // are enrolled or handed out, so a plain store does.
@@ -196,6 +203,13 @@ class Job {
       if (m.method != nullptr && m.method->runs_first) guarded(i, [&] { run(i, ws); });
     }
     plan_groups();
+    // The executor's members first, so that they start while this thread runs the others.
+    for (std::size_t i = 0; i < count_; ++i) {
+      const Member& m = *members_[i];
+      if (m.method == nullptr || m.method->runs_first || m.group != Member::none) continue;
+      if (core_.executor != nullptr && !m.method->options.inline_only) sweep_.push_back(i);  // room reserved
+    }
+    start_sweep(ws);
     for (std::size_t i = 0; i < count_; ++i) {
       const Member& m = *members_[i];
       if (m.method == nullptr || m.method->runs_first) continue;
@@ -203,11 +217,7 @@ class Job {
         if (groups_[m.group]->members.front() == i) start_group(m.group, ws);
         continue;
       }
-      if (core_.executor != nullptr && !m.method->options.inline_only) {
-        hand_off(i, false, ws);
-      } else {
-        guarded(i, [&] { run(i, ws); });
-      }
+      if (core_.executor == nullptr || m.method->options.inline_only) guarded(i, [&] { run(i, ws); });
     }
   }
 
@@ -233,34 +243,82 @@ class Job {
     }
   }
 
-  // Hands member `i` (or group `i`) to the executor; whatever becomes of the task, it is
-  // answered (see Handoff). A member the executor cannot take is answered -32093 at once.
-  void hand_off(std::size_t i, bool group, Workspace& ws) {
-    if (core_.executor_gone()) return not_run(i, group, "the executor is gone");
+  // The members in sweep_ go to the executor as a few tasks, each of which takes the next
+  // member not yet taken until none is left: one hand-off per task, not per member, and a
+  // long member holds up no other. One member alone is handed off as itself.
+  void start_sweep(Workspace& ws) {
+    if (sweep_.empty()) return;
+    if (sweep_.size() == 1) return hand_off(sweep_.front(), Handoff::Work::member, ws);
+    static const std::size_t most = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 2, 8);
+    const std::size_t tasks = std::min(sweep_.size(), most);
+    sweep_next_.store(0, std::memory_order_relaxed);
+    sweep_turns_.store(tasks, std::memory_order_relaxed);
+    for (std::size_t k = 0; k < tasks; ++k) hand_off(0, Handoff::Work::sweep, ws);
+  }
+  // A turn at the sweep: runs members until none is left to take, then ends the turn.
+  void run_sweep(Workspace& ws) {
+    for (std::size_t k = sweep_next_.fetch_add(1, std::memory_order_relaxed); k < sweep_.size();
+         k = sweep_next_.fetch_add(1, std::memory_order_relaxed)) {
+      run_task(sweep_[k], ws);
+    }
+    end_sweep_turn("the executor dropped the task");  // nothing is left: never refuses
+  }
+  // A turn that ran, or never will. While another turn may still come, the members nobody
+  // took are left to it; the last turn answers them -32093 with `why`.
+  void end_sweep_turn(const char* why) noexcept {
+    if (sweep_turns_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    for (std::size_t k = sweep_next_.fetch_add(1, std::memory_order_relaxed); k < sweep_.size();
+         k = sweep_next_.fetch_add(1, std::memory_order_relaxed)) {
+      refuse(sweep_[k], why);
+    }
+  }
+
+  // Hands member `i` (or group `i`, or a turn at the sweep) to the executor; whatever becomes
+  // of the task, its work is answered (see Handoff). Work the executor cannot take is answered
+  // -32093 at once.
+  void hand_off(std::size_t i, Handoff::Work work, Workspace& ws) {
+    if (core_.executor_gone()) return not_run(i, work, "the executor is gone");
     std::shared_ptr<Handoff> task;
     refs_.fetch_add(1, std::memory_order_relaxed);  // the task's; dropped by Handoff
     try {
-      task = std::make_shared<Handoff>(*this, core_.gate, i, group);
+      task = std::make_shared<Handoff>(*this, core_.gate, i, work);
     } catch (...) {  // no memory for the task: run it here instead
       refs_.fetch_sub(1, std::memory_order_relaxed);
-      return group ? guarded_group(i, ws) : guarded(i, [&] { run(i, ws); });
+      switch (work) {
+        case Handoff::Work::member:
+          return guarded(i, [&] { run(i, ws); });
+        case Handoff::Work::group:
+          return guarded_group(i, ws);
+        case Handoff::Work::sweep:
+          return run_sweep(ws);
+      }
     }
     try {
       core_.executor->execute([task] { task->run(); });
     } catch (...) {
       task->why_not_run = "the executor refused the task";
-      report_exception(options(), members_[group ? groups_[i]->members.front() : i]->request.method,
-                       std::current_exception());
+      const std::size_t first = work == Handoff::Work::group   ? groups_[i]->members.front()
+                                : work == Handoff::Work::sweep ? sweep_.front()
+                                                               : i;
+      report_exception(options(), members_[first]->request.method, std::current_exception());
     }
     // The executor's copies keep the task now; when none is left unrun, it is answered.
   }
 
-  // The member (or each member of the group) was not run by the executor: -32093 with `why`.
-  // No hold is taken: the message may have finished already (every member cancelled while
-  // queued), and the task's reference keeps the job, and its groups, until we return.
-  void not_run(std::size_t i, bool group, const char* why) noexcept {
-    if (!group) return refuse(i, why);
-    for (const std::size_t member : groups_[i]->members) refuse(member, why);
+  // The member (each member of the group, or the sweep's members nobody will take) was not run
+  // by the executor: -32093 with `why`. No hold is taken: the message may have finished
+  // already (every member cancelled while queued), and the task's reference keeps the job,
+  // and its groups, until we return.
+  void not_run(std::size_t i, Handoff::Work work, const char* why) noexcept {
+    switch (work) {
+      case Handoff::Work::member:
+        return refuse(i, why);
+      case Handoff::Work::group:
+        for (const std::size_t member : groups_[i]->members) refuse(member, why);
+        return;
+      case Handoff::Work::sweep:
+        return end_sweep_turn(why);
+    }
   }
   void refuse(std::size_t i, const char* why) noexcept {
     Member& m = *members_[i];
@@ -316,7 +374,7 @@ class Job {
   void start_group(std::size_t g, Workspace& ws) {
     if (groups_[g]->method->coalescer) return coalesce(g, ws);
     if (core_.executor != nullptr && !groups_[g]->method->options.inline_only) {
-      hand_off(g, true, ws);
+      hand_off(g, Handoff::Work::group, ws);
     } else {
       guarded_group(g, ws);
     }
@@ -688,6 +746,9 @@ class Job {
   std::vector<std::unique_ptr<Member>> members_;
   std::vector<std::unique_ptr<Group>> groups_;
   std::size_t group_count_ = 0;
+  std::vector<std::size_t> sweep_;  // the members the executor runs, taken in turn (start_sweep)
+  std::atomic<std::size_t> sweep_next_{0};   // the next member of sweep_ to take
+  std::atomic<std::size_t> sweep_turns_{0};  // sweep tasks not yet run nor dropped
   std::vector<CoalescedCall> coalesced_;  // handed to a coalescer, reused
   std::size_t count_ = 0;
   bool batch_ = false;
@@ -705,7 +766,7 @@ class Job {
 inline Handoff::~Handoff() {
   if (ran_.exchange(true, std::memory_order_acq_rel)) return;
   if (!gate_->enter()) return;  // the session has ended: its work was answered without us
-  job_.not_run(what_, group_, why_not_run);
+  job_.not_run(what_, work_, why_not_run);
   job_.unref();
   gate_->leave();
 }
@@ -715,10 +776,16 @@ inline void Handoff::run() {
   if (!gate_->enter()) return;  // the session has ended: its work was answered without us
   {
     WorkspaceLease ws;
-    if (group_) {
-      job_.guarded_group(what_, *ws);
-    } else {
-      job_.run_task(what_, *ws);
+    switch (work_) {
+      case Work::member:
+        job_.run_task(what_, *ws);
+        break;
+      case Work::group:
+        job_.guarded_group(what_, *ws);
+        break;
+      case Work::sweep:
+        job_.run_sweep(*ws);
+        break;
     }
   }
   job_.unref();
