@@ -167,15 +167,18 @@ TEST_SUITE("hostile") {
     const auto make = [] {
       return repeat("x", std::size_t{100} << 20, R"({"jsonrpc":"2.0","method":"len","params":[")", R"("],"id":1})");
     };
+    // No copy: working memory does not grow with the input. The base is what a process spends
+    // anyway (AddressSanitizer's allocator alone took 3.3 to 4.2 MB of the 4 MiB a 1 MiB base
+    // allowed it); a copy of the input would be 100 MB, far past it.
     SUBCASE("Router::handle") {
       const auto m = through_router(make);
       CHECK(m.reply == too_large);
-      check_memory(m, 0.0, 1 * MiB);  // no copy: working memory does not grow with the input
+      check_memory(m, 0.0, 2 * MiB);
     }
     SUBCASE("Session::handle") {
       const auto m = through_session(make);
       CHECK(m.reply == too_large);
-      check_memory(m, 0.0, 1 * MiB);
+      check_memory(m, 0.0, 2 * MiB);
     }
     SUBCASE("just at the limit, it is read") {
       const auto m = through_router([] {
