@@ -7,7 +7,9 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include <batchrpc/batchrpc.hpp>
 
@@ -62,7 +64,19 @@ void run_floor(benchmark::State& state) {
   measure(state, state.range(0), [&] { benchmark::DoNotOptimize(floor.handle(message)); });
 }
 
+// The typed handler through a Session without an executor, as a transport calls it. Not
+// inline_only, as users register handlers: a singleton takes the session's fast path, while a
+// batch's members are enrolled for cancellation (a member may wait for a slow one before it).
+void run_session(benchmark::State& state, const rpc::Router& router) {
+  const std::string message = batch(static_cast<std::size_t>(state.range(0)), ping);
+  rpc::Session session(router);
+  measure(state, state.range(0), [&] {
+    session.handle(message, [](std::optional<std::string_view> reply) { benchmark::DoNotOptimize(reply); });
+  });
+}
+
 void BM_ShapeTypedPing(benchmark::State& state) { run_router(state, typed_router()); }
+void BM_SessionShapeTypedPing(benchmark::State& state) { run_session(state, typed_router()); }
 void BM_TunedFloorShapeTypedPing(benchmark::State& state) { run_floor<bench::TunedTypedPingFloor>(state); }
 void BM_ShapeJsonPing(benchmark::State& state) { run_router(state, json_router()); }
 void BM_TunedFloorShapeJsonPing(benchmark::State& state) { run_floor<bench::TunedDomValuePingFloor>(state); }
@@ -71,5 +85,6 @@ void BM_TunedFloorShapeJsonPing(benchmark::State& state) { run_floor<bench::Tune
 
 BENCHMARK(BM_ShapeTypedPing)->Arg(1)->Arg(100);
 BENCHMARK(BM_TunedFloorShapeTypedPing)->Arg(1)->Arg(100);
+BENCHMARK(BM_SessionShapeTypedPing)->Arg(1)->Arg(100);
 BENCHMARK(BM_ShapeJsonPing)->Arg(1)->Arg(100);
 BENCHMARK(BM_TunedFloorShapeJsonPing)->Arg(1)->Arg(100);

@@ -267,6 +267,14 @@ class Router {
   BATCHRPC_DECL bool process(char* text, std::size_t size, detail::Workspace& ws, Buffer& out) const;
   BATCHRPC_DECL bool dispatch(const detail::ParsedRequest& member, detail::Workspace& ws,
                               Buffer& out) const;
+  // The same with its method looked up already (null: none of that name).
+  BATCHRPC_DECL bool dispatch(const detail::ParsedRequest& member, const detail::Method* method,
+                              detail::Workspace& ws, Buffer& out) const;
+  // Answers a parsed message whose members' methods are looked up already (`methods`, one per
+  // member) and which holds no call of a batched method; false when nothing is to be sent.
+  BATCHRPC_DECL bool answer_resolved(std::span<const detail::ParsedRequest> members, bool batch,
+                                     std::span<const detail::Method* const> methods,
+                                     detail::Workspace& ws, Buffer& out) const noexcept;
   BATCHRPC_DECL void call_and_wait(const detail::Method& method, const detail::Request& request,
                                    detail::Workspace& ws, Buffer& out) const;
   BATCHRPC_DECL bool run_groups(std::span<const detail::ParsedRequest> batch,
@@ -289,6 +297,11 @@ namespace detail {
 struct RouterAccess {
   static RouterRuntime& runtime(const Router& r) noexcept { return *r.runtime_; }
   static const Method* find(const Router& r, std::string_view name) noexcept { return r.find(name); }
+  // Router::answer_resolved: how a session answers a message its own thread can answer whole.
+  static bool answer_resolved(const Router& r, std::span<const ParsedRequest> members, bool batch,
+                              std::span<const Method* const> methods, Workspace& ws, Buffer& out) noexcept {
+    return r.answer_resolved(members, batch, methods, ws, out);
+  }
   // Makes `name` run before a batch's other members (registration time only).
   static void run_first(Router& r, std::string_view name) noexcept {
     if (Method* m = r.methods_.find(name)) m->runs_first = true;

@@ -99,6 +99,10 @@ class Session {
    * With no executor and no `rpc::Responder` handlers, `done` is called before this returns,
    * unless a call of a coalesced method (`Router::coalesce`) had to queue: then `done` is called
    * by the thread that runs its group.
+   * With no executor, a message whose handlers take neither an `rpc::Context` nor an
+   * `rpc::Responder` (and need no capability, and are not batch-aware; in a batch, all but the
+   * last call `inline_only`) is answered as `Router::handle` answers it, with nothing kept
+   * past the call and no cancel able to reach it.
    * Never throws into the caller for bad input; a message past `Limits::max_inflight_bytes`
    * is answered `-32093` unparsed. An exception thrown by `done` is swallowed (it may run on
    * an executor or Responder thread with nobody to tell): handle your own failures inside it.
@@ -147,11 +151,12 @@ class Session {
    * string or number; numbers compare by value, so `1` matches `1.0`). A queued request is
    * answered `-32800` at once; a running one sees its stop token signalled.
    *
-   * Not reached from another message: a call of a method registered `inline_only` (cheap, run
-   * as its message is handed in) whose handler takes neither an `rpc::Context` nor an
-   * `rpc::Responder`, when only such calls come before it in its message. It could not see a
-   * cancel and starts within moments, so it is served as if the cancel came just after. A
-   * cancel in its own message still applies to it before it starts.
+   * Not reached from another message: a call run as its message is handed in (the session has
+   * no executor, or the method is registered `inline_only`) whose handler takes neither an
+   * `rpc::Context` nor an `rpc::Responder`, when only cheap calls (of `inline_only` methods
+   * with such handlers) come before it in its message. It could not see a cancel and starts
+   * within moments, so it is served as if the cancel came just after. A cancel in its own
+   * message still applies to it before it starts.
    * With `CancelledReply::none` the cancelled requests get no response at all (MCP asks this
    * of `notifications/cancelled`); their handlers see the cancellation all the same.
    * @returns true when at least one request was cancelled.

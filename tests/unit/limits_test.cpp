@@ -95,6 +95,16 @@ TEST_SUITE("limits") {
     CHECK(second.handle(big) == R"({"jsonrpc":"2.0","id":2,"result":3})");
   }
 
+  TEST_CASE("error responses count against max_response_bytes like results") {
+    rpc::Router router(rpc::Limits{.max_response_bytes = 300});
+    const std::string invalid =
+        R"({"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request","data":{"reason":"a request must be an object"}}})";
+    CHECK(router.handle("[1,2,3]") ==
+          "[" + invalid + "," + invalid + R"(,{"jsonrpc":"2.0","id":null,"error":{"code":-32092,"message":"Response too large","data":{"max":300}}}])");
+    CHECK(router.handle(R"([1,2,{"jsonrpc":"2.0","method":"none","id":7}])") ==
+          "[" + invalid + "," + invalid + R"(,{"jsonrpc":"2.0","id":7,"error":{"code":-32092,"message":"Response too large","data":{"max":300}}}])");
+  }
+
   TEST_CASE("a batch over the cap is rejected whole with a single -32602") {
     std::atomic<int> calls{0};
     rpc::Router router(rpc::Limits{.max_batch = 3});

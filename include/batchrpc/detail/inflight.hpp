@@ -29,6 +29,11 @@ class InflightBytes {
     } while (!used_.compare_exchange_weak(used, used + bytes, std::memory_order_relaxed));
     return true;
   }
+  // Whether `bytes` would be taken now (as reserve(), without taking them).
+  [[nodiscard]] bool fits(std::size_t bytes, std::size_t max) const noexcept {
+    const std::size_t used = used_.load(std::memory_order_relaxed);
+    return used == 0 || (bytes <= max && used <= max - bytes);
+  }
   void release(std::size_t bytes) noexcept { used_.fetch_sub(bytes, std::memory_order_relaxed); }
   [[nodiscard]] std::size_t used() const noexcept { return used_.load(std::memory_order_relaxed); }
 

@@ -13,6 +13,21 @@
 
 namespace rpc::inline BATCHRPC_ABI::detail {
 
+// The last resort when memory runs out: a fixed reply that needs no allocation to build.
+inline constexpr std::string_view out_of_memory_reply =
+    R"({"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}})";
+// Writes it into `out`; false when not even that fits in memory.
+inline bool write_out_of_memory(Buffer& out) noexcept {
+  try {
+    out.clear();
+    out.append(out_of_memory_reply);
+    return true;
+  } catch (...) {
+    out.clear();
+    return false;
+  }
+}
+
 // Writes the id as the client sent it: numbers byte for byte, strings re-escaped.
 inline void write_id(Buffer& out, ResultWriter& w, const RequestId& id) {
   switch (id.kind) {

@@ -38,6 +38,7 @@ namespace rpc::inline BATCHRPC_ABI::detail {
 
 class Job;
 class SessionCore;
+struct ParsedMessage;
 
 // The session whose handler or completion is running on this thread, if any: a session
 // destroyed from its own handler or completion would wait for itself (checked in debug builds).
@@ -76,6 +77,11 @@ class SessionCore {
   [[nodiscard]] bool executor_gone() const {
     return executor_alive != nullptr && !executor_alive->load(std::memory_order_acquire);
   }
+
+  // Handles one message (Session::handle); `owned`, when given, holds `message` and is taken
+  // over. The calling thread answers it at once when nothing else could reach it meanwhile
+  // (answerable_directly), else a job does.
+  BATCHRPC_DECL void handle(std::string_view message, std::string* owned, Completion done);
 
   // A job for the next message. Jobs are the session's until it ends; a job is active from
   // here until its reply is sent and its executor tasks are done with it (recycle).
@@ -211,6 +217,23 @@ class SessionCore {
 
  private:
   BATCHRPC_DECL static void answer_cancelled(Member& m);
+  BATCHRPC_DECL bool may_answer_directly(std::size_t size) const noexcept;
+  BATCHRPC_DECL bool answerable_directly(ParsedMessage& parsed) const;
+  // Messages on the fast path, from their first handler call until their completion has
+  // returned, are what wait_idle() and close() wait for besides the jobs. The one who ends
+  // the last of them wakes waiters only if there are any (seq_cst on both sides: either it
+  // sees the waiter, or the waiter sees the count at zero).
+  void begin_direct() noexcept { answering_directly_.fetch_add(1); }
+  void end_direct() noexcept {
+    if (answering_directly_.fetch_sub(1) == 1 && direct_waiters_.load() != 0) answering_directly_.notify_all();
+  }
+  void wait_direct() noexcept {
+    direct_waiters_.fetch_add(1);
+    for (std::size_t n = answering_directly_.load(); n != 0; n = answering_directly_.load()) {
+      answering_directly_.wait(n);
+    }
+    direct_waiters_.fetch_sub(1);
+  }
   BATCHRPC_DECL void drop_unstarted() noexcept;
   bool replies_sent_locked() const { return active_jobs_ == lingering_jobs_; }
 
@@ -225,6 +248,8 @@ class SessionCore {
   std::uint64_t attached_ = 0;     // Responders attached so far
   std::uint64_t dispatched_ = 0;   // messages whose members were all handed out, so far
   bool closing_ = false;
+  std::atomic<std::size_t> answering_directly_{0};
+  std::atomic<std::size_t> direct_waiters_{0};
 };
 
 // A session's core, for what runs inside it (a tool's Responder inside tools/call).

@@ -18,6 +18,7 @@
 #include <exception>
 #include <memory>
 #include <new>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -30,6 +31,7 @@
 #include "coalescer.hpp"
 #include "group.hpp"
 #include "message_parser.hpp"
+#include "parsed_message.hpp"
 #include "reply.hpp"
 #include "session_core.hpp"
 #include "session_member.hpp"
@@ -97,12 +99,18 @@ class Job {
   explicit Job(SessionCore& core) : core_(core) {}
 
   // Parses the message and starts its members; returns once they are running or done. Every
-  // path, out of memory included, ends in exactly one call of `done`.
-  void start(std::string_view message, Completion done) noexcept { start(message, nullptr, std::move(done)); }
-  // The same with the message's text taken over (no copy): `owned` holds `message`.
-  void start(std::string&& owned, Completion done) noexcept {
-    const std::string_view message = owned;
-    start(message, &owned, std::move(done));
+  // path, out of memory included, ends in exactly one call of `done`. With `owned` (which holds
+  // `message`), the text is taken over instead of copied.
+  void start(std::string_view message, std::string* owned, Completion done) noexcept {
+    begin(std::move(done), message.size(), nullptr, [&](Workspace& ws) { dispatch(message, owned, ws); });
+  }
+  // The same for a message the session's fast path has parsed already (`parsed`, with its
+  // `outcome`), on this thread's workspace `ws`. The job takes `parsed` and leaves its own
+  // spare one in its place.
+  void start_parsed(std::unique_ptr<ParsedMessage>& parsed, const ParseOutcome& outcome, Completion done,
+                    Workspace& ws) noexcept {
+    message_.swap(parsed);
+    begin(std::move(done), message_->text.size(), &ws, [&](Workspace& w) { dispatch_parsed(outcome, w); });
   }
 
   SessionCore& core() const noexcept { return core_; }
@@ -113,7 +121,10 @@ class Job {
   friend class Member;
   friend class SessionCore;
 
-  void start(std::string_view message, std::string* owned, Completion done) noexcept {
+  // What every start shares: the job made ready, the message admitted, `run` done on a
+  // workspace (`given`, or this thread's), and the reply sent once every member is answered.
+  template <class Dispatch>
+  void begin(Completion done, std::size_t size, Workspace* given, Dispatch&& run) noexcept {
     done_ = std::move(done);
     whole_ = false;
     count_ = 0;
@@ -122,11 +133,12 @@ class Job {
     budget_.reset(options().limits.max_response_bytes);
     reply_.clear();
     try {
-      WorkspaceLease ws;
-      if (admit(message.size())) {
-        dispatch(message, owned, *ws);
+      std::optional<WorkspaceLease> lease;
+      Workspace& ws = given != nullptr ? *given : *lease.emplace();
+      if (admit(size)) {
+        run(ws);
       } else {
-        whole(*ws, ErrorCode::overloaded, ReasonData{"too many bytes of messages in progress"});
+        whole(ws, ErrorCode::overloaded, ReasonData{"too many bytes of messages in progress"});
       }
     } catch (...) {  // out of memory before any member started: answer the message as a whole
       answer_out_of_memory();
@@ -166,18 +178,26 @@ class Job {
     if (message.size() > limits.max_message_bytes) {
       return whole(ws, ErrorCode::message_too_large, MaxData{limits.max_message_bytes});
     }
+    std::string& text = message_->text;
     if (owned != nullptr) {
-      input_.swap(*owned);  // in-situ parsing writes into it, and it lives as long as the job
+      text.swap(*owned);  // in-situ parsing writes into it, and it lives as long as the job
     } else {
-      input_.assign(message.data(), message.size());
+      text.assign(message.data(), message.size());
     }
-    const ParseOutcome parsed = parser_.parse_requests(input_.data(), input_.size(), limits);
+    message_->methods.clear();
+    dispatch_parsed(message_->parser.parse_requests(text.data(), text.size(), limits), ws);
+  }
+
+  // Throws only before the first member is committed, as dispatch().
+  void dispatch_parsed(const ParseOutcome& parsed, Workspace& ws) {
+    const Limits& limits = options().limits;
+    MessageParser& parser = message_->parser;
     if (parsed.status != ParseStatus::ok) {
       whole_ = true;
       return write_unreadable(parsed, limits, ws.writer, reply_);
     }
-    const std::span<const ParsedRequest> requests = parser_.requests();
-    batch_ = parser_.is_batch();
+    const std::span<const ParsedRequest> requests = parser.requests();
+    batch_ = parser.is_batch();
     if (requests.empty()) return whole(ws, ErrorCode::invalid_request, ReasonData{"empty batch"});
     while (members_.size() < requests.size()) members_.push_back(std::make_unique<Member>());
     sweep_.clear();
@@ -514,7 +534,9 @@ class Job {
       return false;
     }
     m.request = parsed.request;
-    const Method* method = RouterAccess::find(core_.router, m.request.method);
+    // The fast path may have looked the methods up already (ParsedMessage::methods).
+    const std::vector<const Method*>& found = message_->methods;
+    const Method* method = found.size() == count_ ? found[i] : RouterAccess::find(core_.router, m.request.method);
     if (method == nullptr) {
       if (!m.request.id.is_notification()) {
         write_error(m.text, ws.writer, m.request.id, ErrorCode::method_not_found);
@@ -543,13 +565,13 @@ class Job {
   }
 
   // Enrols the members a cancel can reach, all under one lock (SessionCore::enroll). Left out,
-  // when the message holds no cancel: a call of an inline_only method (cheap, run here) whose
-  // handler cannot see a cancel (it takes no Context nor Responder), with only such calls run
+  // when the message holds no cancel: a call run here whose handler cannot see a cancel (it
+  // takes no Context nor Responder), with only cheap calls (inline_only ones of that kind) run
   // here before it. It starts within moments, and a cancel from another message could only
   // have had it answered -32800 instead of run in that moment: it is served as if the cancel
   // had come just after. Anything else run here first (a handler that may be slow, or may
   // reach the session) has every later member enrolled. A member that finds no memory runs all
-  // the same; it just cannot be cancelled.
+  // the same; it just cannot be cancelled. SessionCore::answerable_directly follows this rule.
   void enroll_cancellable(bool cancels) noexcept {
     bool only_cheap_before = !cancels;  // only cheap calls that cannot see a cancel run here first
     bool any = false;                   // a member to enrol: the session's lock is taken only then
@@ -557,9 +579,10 @@ class Job {
       Member& m = *members_[i];
       if (m.method == nullptr || m.method->runs_first) continue;  // answered, or run first
       const bool observes = m.method->observes_stop;
+      const bool runs_here = core_.executor == nullptr || m.method->options.inline_only;
       const bool cheap = m.method->options.inline_only && !observes;
-      const bool left_out = cheap && only_cheap_before;
-      if (!cheap && (core_.executor == nullptr || m.method->options.inline_only)) only_cheap_before = false;
+      const bool left_out = runs_here && !observes && !m.method->batch && only_cheap_before;
+      if (!cheap && runs_here) only_cheap_before = false;
       if (m.request.id.is_notification()) continue;  // no cancel can name it
       try {
         m.to_enroll = !left_out && id_key(m.request.id, m.key);
@@ -663,7 +686,7 @@ class Job {
       }
     }
     try {
-      parser_.release();
+      message_->parser.release();
     } catch (...) {  // no memory to keep a larger pool: the next parse makes a fresh one
     }
     trim();
@@ -689,9 +712,9 @@ class Job {
 
   // What a job keeps between messages is bounded: an idle session costs little, whatever it
   // served before.
-  static constexpr std::size_t kRetainedBytes = std::size_t{256} << 10;
+  static constexpr std::size_t kRetainedBytes = ParsedMessage::retained_bytes;
   void trim() noexcept {
-    if (input_.capacity() > kRetainedBytes) std::string().swap(input_);
+    message_->trim();
     for (std::size_t i = 0; i < count_; ++i) {
       if (members_[i]->text.capacity() > kRetainedBytes / 4) members_[i]->text.release();
       if (members_[i]->value.capacity() > kRetainedBytes / 4) members_[i]->value.release();
@@ -703,7 +726,7 @@ class Job {
     whole_ = true;
     try {
       reply_.clear();
-      reply_.append(R"({"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}})");
+      reply_.append(out_of_memory_reply);
     } catch (...) {
       reply_.clear();  // nothing at all can be sent
     }
@@ -739,8 +762,7 @@ class Job {
   }
 
   SessionCore& core_;
-  std::string input_;
-  MessageParser parser_{kRetainedBytes};
+  std::unique_ptr<ParsedMessage> message_ = std::make_unique<ParsedMessage>();  // its text, parsed
   std::size_t admitted_ = 0;  // what the message counts in the router's bytes in progress
   Buffer reply_;
   std::vector<std::unique_ptr<Member>> members_;

@@ -64,19 +64,28 @@ BATCHRPC_DECL Router& Router::coalesce(std::string_view name, Coalescing setting
 }
 
 namespace detail {
-// The last resort when memory runs out: a fixed reply that needs no allocation to build.
-inline constexpr std::string_view out_of_memory_reply =
-    R"({"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}})";
 
-inline bool write_out_of_memory(Buffer& out) noexcept {
-  try {
-    out.clear();
-    out.append(out_of_memory_reply);
-    return true;
-  } catch (...) {
+// A batch's reply: `answer(i, out)` appends member i's response, or returns false when it has
+// none; the responses are joined in request order, and only notifications means no reply.
+template <class Answer>
+bool write_batch(std::size_t members, Buffer& out, Answer&& answer) {
+  out.append('[');
+  bool any = false;
+  for (std::size_t i = 0; i < members; ++i) {
+    const std::size_t mark = out.size();
+    if (any) out.append(',');
+    if (answer(i, out)) {
+      any = true;
+    } else {
+      out.truncate(mark);
+    }
+  }
+  if (!any) {  // only notifications: nothing at all is sent
     out.clear();
     return false;
   }
+  out.append(']');
+  return true;
 }
 }  // namespace detail
 
@@ -172,45 +181,49 @@ BATCHRPC_DECL bool Router::process(char* text, std::size_t size, detail::Workspa
   // Calls of batched methods (add_batched) are answered first, one handler call per method;
   // their responses are then written in request order with the others'.
   const bool grouped = has_batch_handlers_ && members.size() > 1 && run_groups(members, ws);
-  out.append('[');
-  bool any = false;
-  for (std::size_t i = 0; i < members.size(); ++i) {
-    const std::size_t mark = out.size();
-    if (any) out.append(',');
-    const bool answered = grouped && ws.groups.slot_of[i] != detail::GroupPlan::none
-                              ? write_grouped(members[i].request, ws.groups.slot_of[i], ws, out)
-                              : dispatch(members[i], ws, out);
-    if (answered) {
-      any = true;
-    } else {
-      out.truncate(mark);
-    }
-  }
-  if (!any) {  // only notifications: nothing at all is sent
+  return detail::write_batch(members.size(), out, [&](std::size_t i, Buffer& reply) {
+    return grouped && ws.groups.slot_of[i] != detail::GroupPlan::none
+               ? write_grouped(members[i].request, ws.groups.slot_of[i], ws, reply)
+               : dispatch(members[i], ws, reply);
+  });
+}
+
+BATCHRPC_DECL bool Router::answer_resolved(std::span<const detail::ParsedRequest> members, bool batch,
+                                           std::span<const detail::Method* const> methods,
+                                           detail::Workspace& ws, Buffer& out) const noexcept {
+  try {
     out.clear();
-    return false;
+    if (!batch) return dispatch(members.front(), methods.front(), ws, out);
+    return detail::write_batch(members.size(), out,
+                               [&](std::size_t i, Buffer& reply) { return dispatch(members[i], methods[i], ws, reply); });
+  } catch (...) {  // only allocation failure gets here: handler exceptions are caught per call
+    return detail::write_out_of_memory(out);
   }
-  out.append(']');
-  return true;
 }
 
 
 BATCHRPC_DECL bool Router::dispatch(const detail::ParsedRequest& member, detail::Workspace& ws,
                                     Buffer& out) const {
+  return dispatch(member, member.invalid != nullptr ? nullptr : find(member.request.method), ws, out);
+}
+
+BATCHRPC_DECL bool Router::dispatch(const detail::ParsedRequest& member, const detail::Method* method,
+                                    detail::Workspace& ws, Buffer& out) const {
+  const std::size_t start = out.size();  // every response counts against max_response_bytes
   if (member.invalid != nullptr) {
     detail::write_error(out, ws.writer, detail::null_id, ErrorCode::invalid_request,
                         detail::ReasonData{member.invalid});
+    detail::fit_response(options_.limits, detail::null_id, start, ws.writer, out);
     return true;
   }
   const detail::Request& request = member.request;
-  const detail::Method* method = find(request.method);
   if (method == nullptr) {
     if (request.id.is_notification()) return false;
     detail::write_error(out, ws.writer, request.id, ErrorCode::method_not_found);
+    detail::fit_response(options_.limits, request.id, start, ws.writer, out);
     return true;
   }
 
-  const std::size_t start = out.size();
   if (method->handler->answers_later()) {
     call_and_wait(*method, request, ws, out);
   } else {

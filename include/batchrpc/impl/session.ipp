@@ -10,6 +10,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <stop_token>
 #include <string>
@@ -19,6 +20,7 @@
 #include "../config.hpp"
 #include "../detail/json_number.hpp"
 #include "../detail/number_text.hpp"
+#include "../detail/parsed_message.hpp"
 #include "../detail/session_await.hpp"
 #include "../detail/session_core.hpp"
 #include "../detail/session_job.hpp"
@@ -104,6 +106,105 @@ BATCHRPC_DECL std::size_t answer_waiting_in(Session& session) {
 
 BATCHRPC_DECL void SessionCore::answer_cancelled(Member& m) { m.job->cancelled_before_start(m.index); }
 
+// The calling thread's parsed message for the fast path, taken while in use: a handler or
+// completion that hands in another message meanwhile gets one of its own.
+inline thread_local std::unique_ptr<ParsedMessage> spare_parsed_message;
+
+// The fast path. A message this thread can answer whole and at once (answerable_directly) is
+// answered as Router::handle answers it: no job, no members, no table, no lock, nothing kept
+// past the call. Any other message goes to a job, with what was parsed here.
+BATCHRPC_DECL void SessionCore::handle(std::string_view message, std::string* owned, Completion done) {
+  if (!may_answer_directly(message.size())) return acquire_job().start(message, owned, std::move(done));
+  std::unique_ptr<ParsedMessage> parsed = std::move(spare_parsed_message);
+  std::optional<WorkspaceLease> lease;
+  try {
+    if (!parsed) parsed = std::make_unique<ParsedMessage>();
+    lease.emplace();
+    if (owned == nullptr) parsed->text.assign(message.data(), message.size());
+  } catch (...) {  // no memory: nothing is touched yet, and a job answers what memory allows
+    return acquire_job().start(message, owned, std::move(done));
+  }
+  if (owned != nullptr) parsed->text.swap(*owned);  // in-situ parsing writes into it
+  Workspace& ws = **lease;
+  bool parsed_whole = false;
+  ParseOutcome outcome{};
+  bool direct = false;
+  try {
+    parsed->methods.clear();
+    outcome = parsed->parser.parse_requests(parsed->text.data(), parsed->text.size(), router.options().limits);
+    parsed_whole = true;
+    direct = outcome.status == ParseStatus::ok && answerable_directly(*parsed);
+  } catch (...) {  // out of memory
+  }
+  if (parsed_whole && !direct) {
+    acquire_job().start_parsed(parsed, outcome, std::move(done), ws);  // `parsed` is the job's spare now
+  } else {
+    begin_direct();
+    {
+      // A completion must not destroy the session, nor may its destruction (one that owns it):
+      // both would wait for themselves.
+      const HandlerScope running(*this);
+      Buffer& out = ws.output;
+      const bool has_reply =
+          direct ? RouterAccess::answer_resolved(router, parsed->parser.requests(), parsed->parser.is_batch(),
+                                                 parsed->methods, ws, out)
+                 : write_out_of_memory(out);  // the parse ran out of memory, as Router::handle answers it
+      try {
+        parsed->parser.release();
+      } catch (...) {  // no memory to keep a larger pool: the next parse makes a fresh one
+      }
+      try {
+        if (has_reply) {
+          done(out.view());
+        } else {
+          done(std::nullopt);
+        }
+      } catch (...) {  // the transport's callback failing must not stop the session
+      }
+      done = nullptr;
+    }
+    end_direct();
+  }
+  parsed->trim();
+  if (!spare_parsed_message) spare_parsed_message = std::move(parsed);
+}
+
+// Without an executor, and only for messages the router's bytes in progress could take now (a
+// message answered whole in the call holds nothing past it, so it is checked but not counted,
+// as Router::handle is not). Anything else goes to a job, which answers it as a whole.
+BATCHRPC_DECL bool SessionCore::may_answer_directly(std::size_t size) const noexcept {
+  const Limits& limits = router.options().limits;
+  return executor == nullptr && size <= limits.max_message_bytes &&
+         RouterAccess::runtime(router).inflight.fits(InflightBytes::cost(limits, size), limits.max_inflight_bytes);
+}
+
+// True when this thread can answer the whole parsed message now, with nothing another thread
+// could reach meanwhile. Each member must be an invalid Request (not a client's broken answer
+// to a request of ours), a call of an unknown method, or a call whose handler takes neither a
+// Context nor a Responder (so no cancel, peer or later answer can reach it), of a method that
+// needs no capability, is not batch-aware and is not a cancel. In a batch, every call but the
+// last must also be inline_only: a member may only skip the cancellation table when what runs
+// before it is cheap (see Job::enroll_cancellable). Each member's method is kept in
+// `parsed.methods`, for the job when the answer is no.
+BATCHRPC_DECL bool SessionCore::answerable_directly(ParsedMessage& parsed) const {
+  const std::span<const ParsedRequest> requests = parsed.parser.requests();
+  if (requests.empty()) return false;
+  parsed.methods.reserve(requests.size());
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const ParsedRequest& p = requests[i];
+    if (p.is_response || p.broken_response != nullptr) return false;
+    const Method* method = p.invalid != nullptr ? nullptr : RouterAccess::find(router, p.request.method);
+    if (method != nullptr) {
+      if (method->observes_stop || method->batch || method->runs_first || !method->options.capability.empty()) {
+        return false;
+      }
+      if (i + 1 < requests.size() && !method->options.inline_only) return false;
+    }
+    parsed.methods.push_back(method);
+  }
+  return true;
+}
+
 BATCHRPC_DECL Job& SessionCore::acquire_job() {
   std::lock_guard lock(mutex_);
   if (spare_.empty()) {
@@ -163,6 +264,8 @@ BATCHRPC_DECL void SessionCore::recycle(Job& job) noexcept {
 BATCHRPC_DECL void SessionCore::wait_idle() {
   std::unique_lock lock(mutex_);
   idle_.wait(lock, [this] { return replies_sent_locked(); });
+  lock.unlock();
+  wait_direct();
 }
 
 BATCHRPC_DECL std::size_t SessionCore::answer_waiting() {
@@ -230,6 +333,7 @@ BATCHRPC_DECL void SessionCore::close() {
     if (replies_sent_locked()) break;
   }
   lock.unlock();
+  wait_direct();
   // Every reply is sent: executor tasks still to come have nothing to do, and must not touch
   // the session once it is gone.
   gate->shut();
@@ -252,11 +356,11 @@ BATCHRPC_DECL Session::~Session() {
 }
 
 BATCHRPC_DECL void Session::handle(std::string_view message, Completion done) {
-  core_->acquire_job().start(message, std::move(done));
+  core_->handle(message, nullptr, std::move(done));
 }
 
 BATCHRPC_DECL void Session::handle_owned(std::string&& message, Completion done) {
-  core_->acquire_job().start(std::move(message), std::move(done));
+  core_->handle(message, &message, std::move(done));
 }
 
 BATCHRPC_DECL std::optional<std::string> Session::handle_and_wait(std::string_view message,
