@@ -4,8 +4,8 @@
 //
 // The one rule here: no user code runs while `mutex_` is held. Stop callbacks run inside
 // request_stop(), completions when a member is answered, and both may come straight back into
-// the session (a stop callback that answers its Responder completes its member, which withdraws
-// it from the table), so the lock only ever guards the table and the lists, and everything that
+// the session (a stop callback that answers its Responder completes its member, which may
+// finish its message), so the lock only ever guards the table and the lists, and everything that
 // can reach user code happens after it is released.
 #pragma once
 
@@ -118,16 +118,22 @@ class SessionCore {
       }
     }
   }
-  void withdraw(Member& m) noexcept {
-    if (!m.enrolled) return;
+  // Takes the members of a message out of the table once all of them are done, under one
+  // lock: a member leaves no sooner, but a cancel passes over the members already done (see
+  // cancel()), so that is as if each had left as it finished, without a lock per member.
+  void withdraw(std::span<const std::unique_ptr<Member>> members) noexcept {
     std::lock_guard lock(mutex_);
-    for (auto [it, end] = in_flight_.equal_range(std::string_view(m.key)); it != end; ++it) {
-      if (it->second == &m) {
-        m.node = in_flight_.extract(it);
-        break;
+    for (const std::unique_ptr<Member>& member : members) {
+      Member& m = *member;
+      if (!m.enrolled) continue;
+      for (auto [it, end] = in_flight_.equal_range(std::string_view(m.key)); it != end; ++it) {
+        if (it->second == &m) {
+          m.node = in_flight_.extract(it);
+          break;
+        }
       }
+      m.enrolled = false;
     }
-    m.enrolled = false;
   }
 
   // Signals the requests named `key` (all of them, when null); those still queued are answered
@@ -148,6 +154,7 @@ class SessionCore {
       queued.reserve(count);
       for (auto it = first; it != last; ++it) {
         Member* m = it->second;
+        if (m->phase.load(std::memory_order_acquire) == Member::done) continue;  // answered: as if withdrawn
         if (unanswered) m->unanswered.store(true, std::memory_order_relaxed);
         if (m->cancel_asked.exchange(true, std::memory_order_acq_rel)) continue;  // cancelled before
         ++n;
@@ -160,9 +167,12 @@ class SessionCore {
     return n;
   }
 
+  // The requests a cancel could still reach.
   std::size_t in_flight() const {
     std::lock_guard lock(mutex_);
-    return in_flight_.size();
+    return static_cast<std::size_t>(std::count_if(in_flight_.begin(), in_flight_.end(), [](const auto& entry) {
+      return entry.second->phase.load(std::memory_order_acquire) != Member::done;
+    }));
   }
 
   // A Responder now answers for `slot` (a request's, or a tool's inside tools/call); the

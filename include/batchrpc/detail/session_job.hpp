@@ -128,6 +128,7 @@ class Job {
     done_ = std::move(done);
     whole_ = false;
     count_ = 0;
+    enrolled_any_ = false;
     outstanding_.store(1, std::memory_order_relaxed);  // the dispatcher's own hold
     refs_.store(1, std::memory_order_relaxed);         // dropped once the reply is sent
     budget_.reset(options().limits.max_response_bytes);
@@ -143,15 +144,18 @@ class Job {
     } catch (...) {  // out of memory before any member started: answer the message as a whole
       answer_out_of_memory();
     }
-    if (outstanding_.load(std::memory_order_acquire) == 1) {
-      // Every member is answered (the common case of inline handlers): only our own hold is
-      // left, and nobody else can take one, so the reply is sent here and the session told once
-      // that dispatch has ended and the reply is sent.
+    // Our own hold, and the members answered here (released with it; see member_done).
+    const std::size_t ours = 1 + done_in_dispatch_;
+    done_in_dispatch_ = 0;
+    if (outstanding_.load(std::memory_order_acquire) == ours) {
+      // Every member is answered (the common case of inline handlers): only what we hold is
+      // left, and nobody else can take a hold, so the reply is sent here and the session told
+      // once that dispatch has ended and the reply is sent.
       outstanding_.store(0, std::memory_order_relaxed);
       finish(true);
     } else {
       core_.dispatch_ended(*this);  // its members may be answered by the session's end from now on
-      release();
+      release(ours);
     }
   }
 
@@ -212,7 +216,7 @@ class Job {
     bool cancels = false;  // the message holds a cancel (a method that runs first)
     for (std::size_t i = 0; i < count_; ++i) {
       guarded(i, [&] {
-        if (!prepare(i, requests[i], ws)) member_done(i);
+        if (!prepare(i, requests[i], ws)) member_done(i, &done_in_dispatch_);
       });
       const Member& m = *members_[i];
       cancels = cancels || (m.method != nullptr && m.method->runs_first);
@@ -276,11 +280,22 @@ class Job {
     for (std::size_t k = 0; k < tasks; ++k) hand_off(0, Handoff::Work::sweep, ws);
   }
   // A turn at the sweep: runs members until none is left to take, then ends the turn.
+  //
+  // The turn holds the job from the first member it claims (a claimed member is not answered,
+  // so the message is not finished): a Responder answering inside a call cannot finish the job
+  // under our feet, and the members answered here are released with that hold, at the end.
   void run_sweep(Workspace& ws) {
+    bool holding = false;
+    std::size_t owed = 0;
     for (std::size_t k = sweep_next_.fetch_add(1, std::memory_order_relaxed); k < sweep_.size();
          k = sweep_next_.fetch_add(1, std::memory_order_relaxed)) {
-      run_task(sweep_[k], ws);
+      const std::size_t i = sweep_[k];
+      if (!members_[i]->claim(Member::running)) continue;  // cancelled while queued, and answered
+      if (!holding) hold();
+      holding = true;
+      guarded(i, [&] { call(i, ws, &owed); });
     }
+    if (holding) release(owed + 1);
     end_sweep_turn("the executor dropped the task");  // nothing is left: never refuses
   }
   // A turn that ran, or never will. While another turn may still come, the members nobody
@@ -593,6 +608,7 @@ class Job {
         m.to_enroll = false;
       }
     }
+    enrolled_any_ = any;
     if (any) core_.enroll(std::span(members_.data(), count_));
   }
 
@@ -607,7 +623,7 @@ class Job {
     } else if (!m.claim(Member::running)) {
       return;  // cancelled while queued, and answered
     }
-    call(i, ws);
+    call(i, ws, &done_in_dispatch_);
   }
 
   // Runs member `i` on an executor thread.
@@ -619,11 +635,12 @@ class Job {
   }
 
   // Member `i`, claimed, is answered -32800 if cancelled meanwhile, else its handler is called.
-  void call(std::size_t i, Workspace& ws) {
+  // `owed`: see member_done().
+  void call(std::size_t i, Workspace& ws, std::size_t* owed = nullptr) {
     Member& m = *members_[i];
     if (m.cancel_asked.load(std::memory_order_acquire)) {  // cancelled just as it started: not run
       answer_cancelled(m, ws.writer);
-      return member_done(i);
+      return member_done(i, owed);
     }
     m.reset(m.stop.get_token(), budget_.limit());
     m.arrivals.store(0, std::memory_order_relaxed);  // the Responder is handed on after this
@@ -631,9 +648,9 @@ class Job {
                                       {&core_.router, &core_.owner, &m, m.request.params});
     const HandlerScope running(core_);
     if (call_method(options(), *m.method, m.request, ctx, ws.writer, m.text, budget_.limit())) {
-      member_done(i);
+      member_done(i, owed);
     } else if (m.second_arrival()) {  // the Responder has answered already
-      answered(i, ws);
+      answered(i, ws, owed);
     }
   }
 
@@ -653,23 +670,29 @@ class Job {
   }
 
   // Member `i` has both returned from its handler and been answered by its Responder.
-  void answered(std::size_t i, Workspace& ws) {
+  void answered(std::size_t i, Workspace& ws, std::size_t* owed = nullptr) {
     Member& m = *members_[i];
     core_.unawait(m);
     write_deferred(options(), m.request, m, ws.writer, m.text);
-    member_done(i);
+    member_done(i, owed);
   }
 
-  void member_done(std::size_t i) noexcept {
+  // Member `i` is answered. With `owed`, the caller holds the job (the dispatcher, a sweep
+  // turn) and releases the member's count later with its own, in one step (see release(n)):
+  // one atomic operation per turn instead of one per member, on a counter threads share.
+  void member_done(std::size_t i, std::size_t* owed = nullptr) noexcept {
     Member& m = *members_[i];
-    m.phase.store(Member::done, std::memory_order_relaxed);
+    m.phase.store(Member::done, std::memory_order_release);  // a cancel passes it over from now on
     budget_.spend(m.text.size());
-    core_.withdraw(m);
-    release();
+    if (owed != nullptr) {
+      ++*owed;
+    } else {
+      release();
+    }
   }
   void hold() noexcept { outstanding_.fetch_add(1, std::memory_order_relaxed); }
-  void release() noexcept {
-    if (outstanding_.fetch_sub(1, std::memory_order_acq_rel) == 1) finish();
+  void release(std::size_t n = 1) noexcept {
+    if (outstanding_.fetch_sub(n, std::memory_order_acq_rel) == n) finish();
   }
   void unref() noexcept {
     if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) core_.recycle(*this);
@@ -678,6 +701,10 @@ class Job {
   // All members are done: the reply in request order, sent once. `dispatch_ends`: start() is
   // finishing the job itself, and has not told the session that its dispatch ended.
   void finish(bool dispatch_ends = false) noexcept {
+    if (enrolled_any_) {  // before the completion: a client that got the reply finds none in flight
+      enrolled_any_ = false;
+      core_.withdraw(std::span(members_.data(), count_));
+    }
     if (!whole_) {
       try {
         assemble();
@@ -775,8 +802,10 @@ class Job {
   std::size_t count_ = 0;
   bool batch_ = false;
   bool whole_ = false;  // reply_ answers the message as a whole (no members ran)
+  bool enrolled_any_ = false;  // some member went into the session's in-flight table
   ReplyBudget budget_;
   std::atomic<std::size_t> outstanding_{0};  // members not done, plus holds: the reply waits
+  std::size_t done_in_dispatch_ = 0;  // members the dispatcher answered, not yet released (its thread only)
   std::atomic<std::size_t> refs_{0};         // tasks not done with the job, plus one until the reply is sent
   // Guarded by the session's mutex.
   bool dispatching_ = false;  // start() has not finished handing its members out
