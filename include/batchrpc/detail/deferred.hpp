@@ -34,9 +34,11 @@ class Deferred {
   [[nodiscard]] bool taken() const { return taken_.load(); }
 
   // `value_limit`: how large the result a Responder writes into `value` may grow.
+  // Relaxed: the slot is reset before its call starts, and any other thread reaches it only
+  // after that, through a lock or a queue, which orders these stores before it.
   void reset(std::stop_token stop, std::size_t value_limit = Limits::unlimited) {
-    taken_ = false;
-    abandoned_ = false;
+    taken_.store(false, std::memory_order_relaxed);
+    abandoned_.store(false, std::memory_order_relaxed);
     failure_reported = false;
     too_large = false;
     value.clear();
