@@ -418,6 +418,14 @@ TEST_SUITE("session lifetime") {
             router.add("two", [] { return 2; });
           }),
           "a method was registered after the router started handling messages");
+    check(death::in_child([] {  // a session's fast path counts as handling too
+            rpc::Router router;
+            router.add("one", [] { return 1; });
+            rpc::Session session(router);
+            (void)session.handle(request("one", "1"));
+            router.add("two", [] { return 2; });
+          }),
+          "a method was registered after the router started handling messages");
     check(death::in_child([] {
             rpc::Router router;
             std::optional<rpc::Session> session;

@@ -191,6 +191,9 @@ BATCHRPC_DECL bool Router::process(char* text, std::size_t size, detail::Workspa
 BATCHRPC_DECL bool Router::answer_resolved(std::span<const detail::ParsedRequest> members, bool batch,
                                            std::span<const detail::Method* const> methods,
                                            detail::Workspace& ws, Buffer& out) const noexcept {
+#if !defined(NDEBUG) || defined(BATCHRPC_CHECKS)
+  runtime_->mark_serving();
+#endif
   try {
     out.clear();
     if (!batch) return dispatch(members.front(), methods.front(), ws, out);
