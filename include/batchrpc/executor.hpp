@@ -3,6 +3,7 @@
 /// `rpc::Executor`, where sessions run handlers, and `rpc::ThreadPool`, the one batchrpc ships.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -83,10 +84,10 @@ class ThreadPool final : public Executor {
   /// Starts `threads` workers (at least one). A worker that runs out of tasks keeps looking
   /// for more for `linger` (yielding, so it takes no time from threads that have work) before
   /// it sleeps: a session's next tasks usually come within microseconds, and a sleep and a
-  /// wake-up cost more. An idle pool then spends up to `linger` per worker after its last task;
-  /// zero turns it off.
+  /// wake-up cost more. An idle pool then spends up to `linger` of CPU per worker after its
+  /// last task; zero (or less) turns it off, and more than a second counts as a second.
   explicit ThreadPool(std::size_t threads, std::chrono::microseconds linger = std::chrono::microseconds(50))
-      : linger_(linger) {
+      : linger_(std::clamp(linger, std::chrono::microseconds(0), std::chrono::microseconds(std::chrono::seconds(1)))) {
     if (threads == 0) threads = 1;
     workers_.reserve(threads);
     for (std::size_t i = 0; i < threads; ++i) {

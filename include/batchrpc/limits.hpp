@@ -34,7 +34,9 @@ struct Limits {
   /// Deepest nesting of arrays and objects (the top-level batch array counts as one level).
   std::size_t max_depth = 128;
   /// Most bytes one reply may have; responses that would go past it are replaced by `-32092`.
-  /// A result stops being written (and takes no more memory) as soon as it passes this.
+  /// A result stops being written (and takes no more memory) as soon as it passes this. The
+  /// `-32092` errors themselves, and a reply that answers the message as a whole (`-32700`,
+  /// `-32600`, ...), are written whole: a limit smaller than they are is passed by them.
   std::size_t max_response_bytes = std::size_t{64} << 20;
   /// Most memory the parsed form of a message may take, as a multiple of the message's size
   /// (never less than `min_parse_budget`): RapidJSON's values are 16 bytes each, so a message
@@ -45,7 +47,10 @@ struct Limits {
   /// each counts `max_parse_ratio + 2` times its size (itself, a copy, its parsed form) from
   /// the moment it is handed in until its reply is sent. A message that does not fit is
   /// answered `-32093 Server overloaded` without being parsed. `Router::handle` (the trusted
-  /// in-process path) is not counted.
+  /// in-process path) is not counted, nor is a message a session answers whole on the calling
+  /// thread (its fast path: no executor, handlers that take neither a Context nor a Responder;
+  /// see `Session::handle`): it is checked against the limit, but like `Router::handle` it
+  /// holds memory only while `handle` runs, so the calling threads bound it.
   std::size_t max_inflight_bytes = std::size_t{512} << 20;
 
   /// The parse budget of a small message (see `max_parse_ratio`).

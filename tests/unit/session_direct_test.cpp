@@ -12,6 +12,8 @@
 #include <functional>
 #include <future>
 #include <latch>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -147,6 +149,60 @@ TEST_SUITE("session fast path") {
     drained.get();  // returns only once the reply is out
     caller.join();
     CHECK(reply == R"({"jsonrpc":"2.0","id":1,"result":true})");
+  }
+
+  TEST_CASE("drain waits for what a fast-path completion hands in, and the session may go right after") {
+    rpc::Router router;
+    std::latch entered{1};
+    std::latch release{1};
+    std::vector<rpc::Responder> later;
+    std::mutex later_mutex;
+    router.add("hold", [&] {
+      entered.count_down();
+      release.wait();
+      return 1;
+    });
+    router.add("later", [&](rpc::Responder r) {
+      std::lock_guard lock(later_mutex);
+      later.push_back(std::move(r));
+    });
+    auto session = std::make_unique<rpc::Session>(router);
+    std::optional<std::string> inner;
+    std::thread caller([&] {
+      session->handle(R"({"jsonrpc":"2.0","method":"hold","id":1})", [&](std::optional<std::string_view>) {
+        session->handle(R"({"jsonrpc":"2.0","method":"later","id":2})",
+                        [&](std::optional<std::string_view> reply) { inner.emplace(*reply); });
+      });
+    });
+    entered.wait();
+    std::future<void> drained = std::async(std::launch::async, [&] { session->drain(); });
+    release.count_down();
+    caller.join();  // the inner message is handed in, and waits on its Responder
+    CHECK(drained.wait_for(std::chrono::milliseconds(100)) == std::future_status::timeout);
+    {
+      std::lock_guard lock(later_mutex);
+      REQUIRE(later.size() == 1);
+      CHECK(later[0].resolve(2));
+    }
+    drained.get();
+    CHECK(inner == R"({"jsonrpc":"2.0","id":2,"result":2})");
+
+    // Whoever sees drain() return may destroy the session at once, while the thread whose
+    // completion it waited for is still returning from handle().
+    rpc::Router adder;
+    adder.add("add", [](int a, int b) { return a + b; });
+    for (int i = 0; i < 200; ++i) {
+      auto doomed = std::make_unique<rpc::Session>(adder);
+      std::atomic<bool> replied{false};
+      std::thread a([&] {
+        doomed->handle(R"({"jsonrpc":"2.0","method":"add","params":[1,2],"id":1})",
+                       [&](std::optional<std::string_view>) { replied = true; });
+      });
+      while (!replied) std::this_thread::yield();
+      doomed->drain();
+      doomed.reset();
+      a.join();
+    }
   }
 
   TEST_CASE("handlers and completions on the fast path may hand their session more messages") {

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -21,6 +22,7 @@
 #include <stop_token>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -230,20 +232,27 @@ class SessionCore {
   BATCHRPC_DECL bool may_answer_directly(std::size_t size) const noexcept;
   BATCHRPC_DECL bool answerable_directly(ParsedMessage& parsed) const;
   // Messages on the fast path, from their first handler call until their completion has
-  // returned, are what wait_idle() and close() wait for besides the jobs. The one who ends
-  // the last of them wakes waiters only if there are any (seq_cst on both sides: either it
-  // sees the waiter, or the waiter sees the count at zero).
+  // returned, are what wait_idle() and close() wait for besides the jobs. Ending one is the
+  // count's decrement and nothing after it: whoever sees the count at zero may destroy the
+  // session at once, so no notification follows it, and waiters look again instead, backing
+  // off from a yield to a millisecond's sleep (fast-path messages are short, and waiting for
+  // them rare).
   void begin_direct() noexcept { answering_directly_.fetch_add(1); }
-  void end_direct() noexcept {
-    if (answering_directly_.fetch_sub(1) == 1 && direct_waiters_.load() != 0) answering_directly_.notify_all();
-  }
-  void wait_direct() noexcept {
-    direct_waiters_.fetch_add(1);
-    for (std::size_t n = answering_directly_.load(); n != 0; n = answering_directly_.load()) {
-      answering_directly_.wait(n);
+  void end_direct() noexcept { answering_directly_.fetch_sub(1); }
+  void wait_direct() const noexcept {
+    std::chrono::microseconds pause{0};
+    while (answering_directly_.load() != 0) {
+      if (pause.count() == 0) {
+        std::this_thread::yield();
+        pause = std::chrono::microseconds(20);
+      } else {
+        std::this_thread::sleep_for(pause);
+        pause = std::min(pause * 2, std::chrono::microseconds(1000));
+      }
     }
-    direct_waiters_.fetch_sub(1);
   }
+  // Under mutex_: no job nor fast-path message is in progress.
+  bool idle_locked() const noexcept { return replies_sent_locked() && answering_directly_.load() == 0; }
   BATCHRPC_DECL void drop_unstarted() noexcept;
   bool replies_sent_locked() const { return active_jobs_ == lingering_jobs_; }
 
@@ -259,7 +268,6 @@ class SessionCore {
   std::uint64_t dispatched_ = 0;   // messages whose members were all handed out, so far
   bool closing_ = false;
   std::atomic<std::size_t> answering_directly_{0};
-  std::atomic<std::size_t> direct_waiters_{0};
 };
 
 // A session's core, for what runs inside it (a tool's Responder inside tools/call).

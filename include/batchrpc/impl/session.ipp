@@ -261,11 +261,17 @@ BATCHRPC_DECL void SessionCore::recycle(Job& job) noexcept {
   idle_.notify_all();
 }
 
+// Jobs and fast-path messages must be seen idle at one moment: a fast-path completion may hand
+// in a message that needs a job, and a job's completion one that takes the fast path.
 BATCHRPC_DECL void SessionCore::wait_idle() {
   std::unique_lock lock(mutex_);
-  idle_.wait(lock, [this] { return replies_sent_locked(); });
-  lock.unlock();
-  wait_direct();
+  for (;;) {
+    idle_.wait(lock, [this] { return replies_sent_locked(); });
+    if (idle_locked()) return;
+    lock.unlock();
+    wait_direct();
+    lock.lock();
+  }
 }
 
 BATCHRPC_DECL std::size_t SessionCore::answer_waiting() {
@@ -330,10 +336,14 @@ BATCHRPC_DECL void SessionCore::close() {
     answer_waiting();
     lock.lock();
     idle_.wait(lock, [&] { return replies_sent_locked() || attached_ != attached || dispatched_ != dispatched; });
-    if (replies_sent_locked()) break;
+    if (idle_locked()) break;
+    if (replies_sent_locked()) {  // a fast-path message is still being answered, and may hand in more
+      lock.unlock();
+      wait_direct();
+      lock.lock();
+    }
   }
   lock.unlock();
-  wait_direct();
   // Every reply is sent: executor tasks still to come have nothing to do, and must not touch
   // the session once it is gone.
   gate->shut();
