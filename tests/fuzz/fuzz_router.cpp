@@ -83,6 +83,7 @@ struct Rules final : fz::MemberCheck {
   void operator()(const fz::Report& r, const fz::Member& m, const fz::Response& resp) const override {
     const bool known = s.known.count(m.method) != 0;
     if (!known) {
+      if (resp.code == -32092) return fz::check_max_data(r, resp, limits.max_response_bytes);  // past the reply's limit
       r.check(resp.code == -32601 && resp.data == nullptr, "an unknown method must be -32601 without data");
       return;
     }

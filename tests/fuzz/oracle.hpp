@@ -584,8 +584,10 @@ inline void check_message(const Report& r, const Limits& limits, std::optional<s
       const Member& m = expected[i].second;
       const Response resp = check_response(r, out.root.elements[i]);
       if (m.kind == Member::Kind::invalid) {
-        r.check(resp.id->is(Node::Kind::null) && resp.code == -32600,
-                "an invalid batch member must be answered -32600 with id null");
+        // Or -32092 in its place, when it would take the reply past max_response_bytes.
+        r.check(resp.id->is(Node::Kind::null) && (resp.code == -32600 || resp.code == -32092),
+                "an invalid batch member must be answered -32600 (or -32092) with id null");
+        if (resp.code == -32092) check_max_data(r, resp, limits.max_response_bytes);
       } else {
         r.check(resp.id->same_scalar(*m.id), "a batch entry's id does not match its member's");
         member_check(r, m, resp);
