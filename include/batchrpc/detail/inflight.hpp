@@ -25,19 +25,22 @@ class InflightBytes {
   bool reserve(std::size_t bytes, std::size_t max) noexcept {
     std::size_t used = used_.load(std::memory_order_relaxed);
     do {
-      if (used != 0 && (bytes > max || used > max - bytes)) return false;
+      if (!room(used, bytes, max)) return false;
     } while (!used_.compare_exchange_weak(used, used + bytes, std::memory_order_relaxed));
     return true;
   }
   // Whether `bytes` would be taken now (as reserve(), without taking them).
   [[nodiscard]] bool fits(std::size_t bytes, std::size_t max) const noexcept {
-    const std::size_t used = used_.load(std::memory_order_relaxed);
-    return used == 0 || (bytes <= max && used <= max - bytes);
+    return room(used_.load(std::memory_order_relaxed), bytes, max);
   }
   void release(std::size_t bytes) noexcept { used_.fetch_sub(bytes, std::memory_order_relaxed); }
   [[nodiscard]] std::size_t used() const noexcept { return used_.load(std::memory_order_relaxed); }
 
  private:
+  static bool room(std::size_t used, std::size_t bytes, std::size_t max) noexcept {
+    return used == 0 || (bytes <= max && used <= max - bytes);
+  }
+
   std::atomic<std::size_t> used_{0};
 };
 

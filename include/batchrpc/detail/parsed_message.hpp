@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "../config.hpp"
@@ -23,6 +24,21 @@ struct ParsedMessage {
   std::string text;  // parsed in place: the requests' strings point into it
   MessageParser parser{retained_bytes};
   std::vector<const Method*> methods;  // each request's method, when the fast path looked them up
+
+  // Takes the message's text: copied, or taken over from `owned` (which holds `message`).
+  // Throws only when copying finds no memory, and then changes nothing.
+  void take(std::string_view message, std::string* owned) {
+    if (owned != nullptr) {
+      text.swap(*owned);
+    } else {
+      text.assign(message.data(), message.size());
+    }
+  }
+  // Parses the text in place, as a message of requests; no method is looked up yet.
+  ParseOutcome parse(const Limits& limits) {
+    methods.clear();
+    return parser.parse_requests(text.data(), text.size(), limits);
+  }
 
   void trim() noexcept {
     if (text.capacity() > retained_bytes) std::string().swap(text);

@@ -18,6 +18,7 @@
 #include <iterator>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <stop_token>
 #include <string>
@@ -59,6 +60,18 @@ class HandlerScope {
   explicit HandlerScope(const SessionCore&) noexcept {}
 #endif
 };
+
+// Calls a message's completion once with its reply (nullopt: nothing to send), then destroys
+// it, here: callers hold a HandlerScope, since a completion that owns its session would wait
+// for itself. What it throws is swallowed: the transport's callback failing must not stop the
+// session.
+inline void complete(Completion&& done, std::optional<std::string_view> reply) noexcept {
+  Completion call = std::move(done);
+  try {
+    call(reply);
+  } catch (...) {
+  }
+}
 
 // Defined in impl/session.ipp: an id as a lookup key (strings by text, numbers by value, so
 // that 1 and 1.0 are one key); false for ids that cannot be looked up.

@@ -182,14 +182,8 @@ class Job {
     if (message.size() > limits.max_message_bytes) {
       return whole(ws, ErrorCode::message_too_large, MaxData{limits.max_message_bytes});
     }
-    std::string& text = message_->text;
-    if (owned != nullptr) {
-      text.swap(*owned);  // in-situ parsing writes into it, and it lives as long as the job
-    } else {
-      text.assign(message.data(), message.size());
-    }
-    message_->methods.clear();
-    dispatch_parsed(message_->parser.parse_requests(text.data(), text.size(), limits), ws);
+    message_->take(message, owned);  // in-situ parsing writes into it, and it lives as long as the job
+    dispatch_parsed(message_->parse(limits), ws);
   }
 
   // Throws only before the first member is committed, as dispatch().
@@ -723,15 +717,7 @@ class Job {
       // The session must not be destroyed from its completion, nor by the completion's
       // destruction (a completion that owns its session): both would wait for themselves.
       const HandlerScope running(core_);
-      Completion done = std::move(done_);
-      try {
-        if (reply_.empty()) {
-          done(std::nullopt);
-        } else {
-          done(reply_.view());
-        }
-      } catch (...) {  // the transport's callback failing must not stop the session
-      }
+      complete(std::move(done_), reply_.empty() ? std::nullopt : std::optional<std::string_view>(reply_.view()));
     }
     if (reply_.capacity() > kRetainedBytes) reply_.release();
     core_.reply_sent(*this, dispatch_ends);
@@ -751,12 +737,7 @@ class Job {
   // A reply that needs no memory to build (reply_ keeps its capacity from earlier messages).
   void answer_out_of_memory() noexcept {
     whole_ = true;
-    try {
-      reply_.clear();
-      reply_.append(out_of_memory_reply);
-    } catch (...) {
-      reply_.clear();  // nothing at all can be sent
-    }
+    write_out_of_memory(reply_);  // when not even that fits, nothing at all is sent
   }
 
   void assemble() {

@@ -120,18 +120,16 @@ BATCHRPC_DECL void SessionCore::handle(std::string_view message, std::string* ow
   try {
     if (!parsed) parsed = std::make_unique<ParsedMessage>();
     lease.emplace();
-    if (owned == nullptr) parsed->text.assign(message.data(), message.size());
+    parsed->take(message, owned);  // in-situ parsing writes into it
   } catch (...) {  // no memory: nothing is touched yet, and a job answers what memory allows
     return acquire_job().start(message, owned, std::move(done));
   }
-  if (owned != nullptr) parsed->text.swap(*owned);  // in-situ parsing writes into it
   Workspace& ws = **lease;
   bool parsed_whole = false;
   ParseOutcome outcome{};
   bool direct = false;
   try {
-    parsed->methods.clear();
-    outcome = parsed->parser.parse_requests(parsed->text.data(), parsed->text.size(), router.options().limits);
+    outcome = parsed->parse(router.options().limits);
     parsed_whole = true;
     direct = outcome.status == ParseStatus::ok && answerable_directly(*parsed);
   } catch (...) {  // out of memory
@@ -153,15 +151,7 @@ BATCHRPC_DECL void SessionCore::handle(std::string_view message, std::string* ow
         parsed->parser.release();
       } catch (...) {  // no memory to keep a larger pool: the next parse makes a fresh one
       }
-      try {
-        if (has_reply) {
-          done(out.view());
-        } else {
-          done(std::nullopt);
-        }
-      } catch (...) {  // the transport's callback failing must not stop the session
-      }
-      done = nullptr;
+      complete(std::move(done), has_reply ? std::optional<std::string_view>(out.view()) : std::nullopt);
     }
     end_direct();
   }
