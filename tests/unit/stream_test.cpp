@@ -527,6 +527,23 @@ TEST_SUITE("stream") {
     }) == "returned pending=0 blocked=1; returned pending=1 blocked=1");
   }
 
+  TEST_CASE("fds: SIGPIPE is blocked on the calling thread while serve_stream runs, as before after") {
+    CHECK(in_child([] {
+      rpc::Router router;
+      router.add("state", [] { return sigpipe_state(); });  // runs on the reading thread
+      rpc::Session session(router);
+      int to_server[2];
+      int from_server[2];
+      if (::pipe(to_server) != 0 || ::pipe(from_server) != 0) return std::string("no pipe");
+      write_all(to_server[1], R"({"jsonrpc":"2.0","method":"state","id":1})" "\n");
+      ::close(to_server[1]);
+      rpc::serve_stream(session, to_server[0], from_server[1]);
+      ::close(to_server[0]);
+      ::close(from_server[1]);
+      return read_all(from_server[0]) + "after: " + sigpipe_state();
+    }) == R"({"jsonrpc":"2.0","id":1,"result":"pending=0 blocked=1"})" "\nafter: pending=0 blocked=0");
+  }
+
   TEST_CASE("iostreams: std::cout on a pipe whose reader is gone is a failed write, not SIGPIPE") {
     CHECK(in_child([] {
       std::atomic<int> notes{0};

@@ -197,6 +197,7 @@ BATCHRPC_DECL void serve_stream(Session& session, std::istream& in, std::ostream
     out.flush();
     return static_cast<bool>(out);
   };
+  [[maybe_unused]] const detail::SigpipeBlock block;  // for the whole call: see stream_posix.ipp
   serve_stream(session, read, write, options);
 }
 
