@@ -14,8 +14,11 @@ add_library(batchrpc_dev_flags INTERFACE)
 if(MSVC)
   target_compile_options(batchrpc_dev_flags INTERFACE /W4 /permissive- $<$<BOOL:${BATCHRPC_WERROR}>:/WX>)
 else()
+  # The strict set users build with too: conversions, shadowing and C casts in a header would
+  # show in every file of theirs that includes it.
   target_compile_options(batchrpc_dev_flags INTERFACE
-    -Wall -Wextra -Wpedantic $<$<BOOL:${BATCHRPC_WERROR}>:-Werror>)
+    -Wall -Wextra -Wpedantic -Wconversion -Wsign-conversion -Wshadow -Wold-style-cast
+    $<$<BOOL:${BATCHRPC_WERROR}>:-Werror>)
 endif()
 
 if(NOT BATCHRPC_SANITIZE STREQUAL "")

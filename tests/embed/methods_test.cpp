@@ -55,12 +55,12 @@ class CountingBackend final : public embed::Backend {
     inner_.score(query, passages, scores);
   }
   mutable std::atomic<int> calls{0};
-  mutable std::atomic<std::size_t> texts{0};
+  mutable std::atomic<std::size_t> texts_seen{0};
 
  private:
   void count(std::size_t n) const {
     ++calls;
-    texts += n;
+    texts_seen += n;
   }
   const embed::Backend& inner_;
 };
@@ -474,7 +474,7 @@ TEST_SUITE("embed.methods") {
     CHECK(server.call(request("embed", R"({"inputs":["a","b","c","d"]})")) ==
           Server().call(request("embed", R"({"inputs":["a","b","c","d"]})")));
     CHECK(counting.calls == 1);
-    CHECK(counting.texts == 4);
+    CHECK(counting.texts_seen == 4);
     (void)server.call(request("rerank", R"({"query":"a","passages":["a","b","c"]})"));
     CHECK(counting.calls == 2);
     (void)server.call(
@@ -516,7 +516,7 @@ TEST_SUITE("embed.methods") {
       CountingBackend counting(test::model());
       embed::answer_together(counting, {}, kind, calls);
       CHECK(counting.calls == 1);
-      CHECK(counting.texts == 7);
+      CHECK(counting.texts_seen == 7);
 
       std::string together = "[";
       for (std::size_t i = 0; i < calls.size(); ++i) {
@@ -566,7 +566,7 @@ TEST_SUITE("embed.methods") {
     embed::answer_together(counting, small, embed::Kind::dense, calls);
     CHECK(counting.calls == 4);  // [one two, three, four] [five, six, seven] [the long one] [eight,
                                  // nine]: texts, texts, bytes
-    CHECK(counting.texts == 9);
+    CHECK(counting.texts_seen == 9);
     CHECK(calls[3].error);
     const Server alone(small);
     for (std::size_t i = 0; i < params.size(); ++i) {
@@ -654,7 +654,7 @@ TEST_SUITE("embed.methods") {
     for (std::thread& t : threads) t.join();
     CHECK(mismatches == 0);
     const int sent = rounds * static_cast<int>(messages.size() - 1);  // the invalid call never reaches the backend
-    CHECK(coalesced_backend.texts == static_cast<std::size_t>(sent));  // each call computed once
+    CHECK(coalesced_backend.texts_seen == static_cast<std::size_t>(sent));  // each call computed once
   }
 #endif
 }

@@ -78,7 +78,8 @@ struct Rules final : fz::MemberCheck {
   const Setup& s;
   const fz::Limits& limits;
   bool session;  // through a Session granted nothing (else through the router: every capability)
-  Rules(const Setup& s, const fz::Limits& limits, bool session) : s(s), limits(limits), session(session) {}
+  Rules(const Setup& setup, const fz::Limits& limits_of_run, bool through_session)
+      : s(setup), limits(limits_of_run), session(through_session) {}
 
   void operator()(const fz::Report& r, const fz::Member& m, const fz::Response& resp) const override {
     const bool known = s.known.count(m.method) != 0;

@@ -164,7 +164,7 @@ void client(Shared& shared, unsigned client_seed, bool long_sleeps) {
     std::string expected;  // empty: 204, nothing to send
     std::string alternative = cancelled;
     bool named = false;
-    const unsigned kind = random() % 20;
+    const auto kind = static_cast<unsigned>(random() % 20);
     if (kind < 10) {
       body = add;
       expected = sum;
@@ -234,7 +234,7 @@ TEST_SUITE("http torture") {
       };
       const unsigned start_how = random() % 2;  // listen() then start(); start() then listen()
       const unsigned end_how = random() % 4;    // destroyed; shutdown() first; from threads; freed
-      const unsigned requests = 10 + random() % 30;
+      const auto requests = static_cast<unsigned>(10 + random() % 30);
       CAPTURE(cycle);
       CAPTURE(start_how);
       CAPTURE(end_how);

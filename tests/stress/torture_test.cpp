@@ -101,23 +101,23 @@ struct Settings {
 
 const Settings& settings() {
   static const Settings s = [] {
-    Settings s;
+    Settings made;
     const char* seed = std::getenv("BATCHRPC_TORTURE_SEED");
     if (seed != nullptr && *seed != '\0') {
-      s.seed = std::strtoull(seed, nullptr, 10);
+      made.seed = std::strtoull(seed, nullptr, 10);
     } else {
       std::random_device device;
-      s.seed = (static_cast<std::uint64_t>(device()) << 32) ^ device();
+      made.seed = (static_cast<std::uint64_t>(device()) << 32) ^ device();
     }
     double seconds = default_seconds;
     const char* limit = std::getenv("BATCHRPC_TORTURE_SECONDS");
     if (limit != nullptr && *limit != '\0') seconds = std::max(0.0, std::strtod(limit, nullptr));
-    s.per_scenario = std::chrono::milliseconds(static_cast<long long>(seconds * 1000 / scenario_count));
+    made.per_scenario = std::chrono::milliseconds(static_cast<long long>(seconds * 1000 / scenario_count));
     std::printf("torture: seed %llu (replay with BATCHRPC_TORTURE_SEED=%llu); %.1f s shared by %d scenarios\n",
-                static_cast<unsigned long long>(s.seed), static_cast<unsigned long long>(s.seed), seconds,
+                static_cast<unsigned long long>(made.seed), static_cast<unsigned long long>(made.seed), seconds,
                 scenario_count);
     std::fflush(stdout);
-    return s;
+    return made;
   }();
   return s;
 }
@@ -1999,7 +1999,7 @@ bool stream_round(std::uint64_t seed, Totals& totals, const std::string& what) {
 template <class Round>
 void run_scenario(int number, const char* name, Round&& round) {
   const Settings& s = settings();
-  Rng seeds(scramble(s.seed ^ (static_cast<std::uint64_t>(number) * 0xD1B54A32D192ED03ULL)));
+  Rng seeds(scramble(s.seed ^ (static_cast<std::uint64_t>(number) * std::uint64_t{0xD1B54A32D192ED03})));
   Totals totals;
   const auto start = Clock::now();
   for (long r = 0;; ++r) {

@@ -28,6 +28,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
+std::size_t index(int k) { return static_cast<std::size_t>(k); }
+
 // Holds every group inside the handler while closed (but for those let through one by one), so
 // that tests can queue calls behind a running group.
 class Blocker {
@@ -203,12 +205,12 @@ TEST_SUITE("coalesce") {
       std::vector<Reply> replies(4);
       for (int k = 0; k < 4; ++k) {
         sessions.push_back(std::make_unique<rpc::Session>(f.router, rpc::SessionOptions{.capabilities = {"math"}}));
-        sessions.back()->handle(twice(10 + k, std::to_string(100 + k)), replies[k].sink());
-        CHECK_FALSE(replies[k].ready());  // queued behind the running group
+        sessions.back()->handle(twice(10 + k, std::to_string(100 + k)), replies[index(k)].sink());
+        CHECK_FALSE(replies[index(k)].ready());  // queued behind the running group
       }
       held.release();
       CHECK(held.reply == doubled(1, 1));
-      for (int k = 0; k < 4; ++k) CHECK(replies[k].get() == doubled(10 + k, 100 + k));
+      for (int k = 0; k < 4; ++k) CHECK(replies[index(k)].get() == doubled(10 + k, 100 + k));
       CHECK(f.seen() == Groups{{"1"}, {"10", "11", "12", "13"}});
       CHECK(f.threads[1] != f.threads[0]);  // the queued group ran on the batcher thread
     });
@@ -326,11 +328,11 @@ TEST_SUITE("coalesce") {
       std::vector<Reply> replies(5);
       for (int k = 0; k < 5; ++k) {
         sessions.push_back(std::make_unique<rpc::Session>(f.router, rpc::SessionOptions{.capabilities = {"math"}}));
-        sessions.back()->handle(twice(10 + k, std::to_string(k)), replies[k].sink());
+        sessions.back()->handle(twice(10 + k, std::to_string(k)), replies[index(k)].sink());
         if (k == 1) REQUIRE(f.blocker.wait_entered(2));  // two queued: their group runs beside
       }
       held.release();
-      for (int k = 0; k < 5; ++k) CHECK(replies[k].get() == doubled(10 + k, k));
+      for (int k = 0; k < 5; ++k) CHECK(replies[index(k)].get() == doubled(10 + k, k));
       // Once the first two groups end, two batchers take the rest: in which order is theirs.
       Groups seen = f.seen();
       REQUIRE(seen.size() == 4);

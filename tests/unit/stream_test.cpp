@@ -170,7 +170,7 @@ std::string serve_to_closed_pipe(const std::string& input, rpc::Session& session
 TEST_SUITE("stream") {
   TEST_CASE("lines: one reply line per message that has one, none for notifications") {
     Harness h;
-    for (std::size_t chunk : {1, 7, 4096}) {
+    for (const std::size_t chunk : {1u, 7u, 4096u}) {
       CAPTURE(chunk);
       h.writes.clear();
       CHECK(h.run(add_1 + "\n" + note + "\n[" + note + "," + note + "]\n" + add_2 + "\n", {}, chunk) ==
@@ -196,7 +196,7 @@ TEST_SUITE("stream") {
     Harness h;
     const std::string too_large =
         R"({"jsonrpc":"2.0","id":null,"error":{"code":-32090,"message":"Message too large","data":{"max":64}}})" "\n";
-    for (std::size_t chunk : {1, 5, 1 << 16}) {
+    for (const std::size_t chunk : {1u, 5u, 1u << 16}) {
       CAPTURE(chunk);
       h.writes.clear();
       CHECK(h.run("[" + std::string(500, ' ') + "]\n" + add_1 + "\n", {.max_message_bytes = 64}, chunk) ==
@@ -218,7 +218,7 @@ TEST_SUITE("stream") {
     Harness h;
     const std::string too_large =
         R"({"jsonrpc":"2.0","id":null,"error":{"code":-32090,"message":"Message too large","data":{"max":64}}})" "\n";
-    for (std::size_t chunk : {1, 3, 4096}) {
+    for (const std::size_t chunk : {1u, 3u, 4096u}) {
       CAPTURE(chunk);
       h.writes.clear();
       CHECK(h.run(std::string(65, '\t') + "\n" + std::string(66, ' ') + "\n" + std::string(64, ' ') + "\r\n" +
@@ -230,7 +230,7 @@ TEST_SUITE("stream") {
 
   TEST_CASE("content-length: frames in, framed replies out") {
     Harness h;
-    for (std::size_t chunk : {1, 3, 4096}) {
+    for (const std::size_t chunk : {1u, 3u, 4096u}) {
       CAPTURE(chunk);
       h.writes.clear();
       CHECK(h.run(framed(add_1) + framed(note) + "content-length:  " + std::to_string(add_2.size()) +
@@ -251,7 +251,7 @@ TEST_SUITE("stream") {
 
   TEST_CASE("content-length: an empty body is a parse error, and the next frame is served") {
     Harness h;
-    for (std::size_t chunk : {1, 4096}) {
+    for (const std::size_t chunk : {1u, 4096u}) {
       CAPTURE(chunk);
       h.writes.clear();
       CHECK(h.run("Content-Length: 0\r\n\r\n" + framed(add_1), {.framing = rpc::Framing::content_length}, chunk) ==

@@ -75,7 +75,9 @@ void tls_handshake(Stream& stream, const ClientOptions& options, Done done) {
 #if defined(BATCHRPC_NET_TLS)
   if constexpr (is_tls<Stream>::value) {
     if (!options.tls_server_name.empty()) {
-      SSL_set_tlsext_host_name(stream.native_handle(), options.tls_server_name.c_str());
+      // SSL_set_tlsext_host_name spelled out: the macro's C cast would warn in users' builds.
+      SSL_ctrl(stream.native_handle(), SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
+               const_cast<char*>(options.tls_server_name.c_str()));
       stream.set_verify_callback(asio::ssl::host_name_verification(options.tls_server_name));
     }
     stream.async_handshake(asio::ssl::stream_base::client, std::move(done));
