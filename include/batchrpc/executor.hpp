@@ -103,7 +103,7 @@ class ThreadPool final : public Executor {
     workers_.clear();  // joins, after the queue has drained
     std::deque<std::function<void()>> late;
     {
-      std::lock_guard lock(mutex_);
+      std::lock_guard<std::mutex> lock(mutex_);
       late.swap(queue_);
     }
     late.clear();  // unrun: their destructors run here, outside the lock
@@ -111,7 +111,7 @@ class ThreadPool final : public Executor {
 
   void execute(std::function<void()> task) override {
     {
-      std::lock_guard lock(mutex_);
+      std::lock_guard<std::mutex> lock(mutex_);
       queue_.push_back(std::move(task));
       queued_.store(queue_.size(), std::memory_order_relaxed);
     }
@@ -144,7 +144,7 @@ class ThreadPool final : public Executor {
       std::function<void()> task;
       linger(stop);
       {
-        std::unique_lock lock(mutex_);
+        std::unique_lock<std::mutex> lock(mutex_);
         ready_.wait(lock, stop, [this] { return !queue_.empty(); });
         if (queue_.empty()) return;  // stopping, and nothing left to run
         task = std::move(queue_.front());

@@ -9,8 +9,9 @@ namespace rpc::inline BATCHRPC_ABI {
 
 /// How messages are delimited on a stream.
 enum class Framing {
-  /// One message per line (`\n`, an optional `\r` before it is dropped); blank lines (spaces,
-  /// tabs and `\r` only) are skipped, unless longer than the message limit.
+  /// One message per line (ended by a line feed; a carriage return before it is dropped);
+  /// blank lines (spaces, tabs and carriage returns only) are skipped, unless longer than the
+  /// message limit.
   lines,
   /// `Content-Length: N` header, a blank line, then N bytes, as language servers use.
   content_length,

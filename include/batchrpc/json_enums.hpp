@@ -82,7 +82,7 @@ struct JsonTraits<E> {
           if (n.name == text) return out = n.value, true;
         }
       }
-      return why = detail::enum_choices<E>(names), false;
+      return detail::refuse(why, detail::enum_choices<E>(names));
     } else {
       Number i{};
       if (!JsonTraits<Number>::read(v, i, why)) return false;

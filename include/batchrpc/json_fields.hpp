@@ -116,7 +116,7 @@ struct FieldsCodec<T, FieldList<T, M...>> {
   enum class Outcome : unsigned char { unknown, read, failed };
 
   static bool read(const Value& v, T& out, std::string& why) {
-    if (!v.IsObject()) return why = "expected an object", false;
+    if (!v.IsObject()) return detail::refuse(why, "expected an object");
     const List list = batchrpc_fields(TypeTag<T>{});
     Seen seen{};
     for (const auto& member : v.GetObject()) {
@@ -124,7 +124,7 @@ struct FieldsCodec<T, FieldList<T, M...>> {
       const Outcome outcome = read_member(list, name, member.value, out, seen, why, indices());
       if (outcome == Outcome::failed) return false;
       if (outcome == Outcome::unknown && list.rules.refuse_unknown) {
-        return why = "unknown field \"" + std::string(name) + "\"", false;
+        return detail::refuse(why, "unknown field \"" + std::string(name) + "\"");
       }
     }
     if (list.rules.absent_keeps_default) return true;
@@ -134,7 +134,10 @@ struct FieldsCodec<T, FieldList<T, M...>> {
   // True, with `why`, when `v` cannot be a T at a glance: not an object, or without a field that
   // must be present. Reads nothing, so a std::variant can pass over T cheaply.
   static bool rejects_at_a_glance(const Value& v, std::string& why) {
-    if (!v.IsObject()) return why = "expected an object", true;
+    if (!v.IsObject()) {
+      why = "expected an object";
+      return true;
+    }
     const List list = batchrpc_fields(TypeTag<T>{});
     if (list.rules.absent_keeps_default) return false;
     return std::apply([&](const auto&... field) { return (lacks(v, field, why) || ...); }, list.fields);
@@ -195,7 +198,7 @@ struct FieldsCodec<T, FieldList<T, M...>> {
       (out.*field.member).reset();
       return true;
     } else {
-      return why = "missing field \"" + std::string(field.name) + "\"", false;
+      return detail::refuse(why, "missing field \"" + std::string(field.name) + "\"");
     }
   }
 
@@ -206,7 +209,8 @@ struct FieldsCodec<T, FieldList<T, M...>> {
       return false;
     } else {
       if (Params(&object).find(field.name) != nullptr) return false;
-      return why = "missing field \"" + std::string(field.name) + "\"", true;
+      why = "missing field \"" + std::string(field.name) + "\"";
+      return true;
     }
   }
 

@@ -43,11 +43,11 @@ void write_elements(ResultWriter& w, const Range& items) {
 template <class Set>
 bool read_into_set(const Value& v, Set& out, std::string& why) {
   using T = typename Set::value_type;
-  if (!v.IsArray()) return why = "expected an array", false;
+  if (!v.IsArray()) return detail::refuse(why, "expected an array");
   out.clear();
   for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
     T item{};
-    if (!JsonTraits<T>::read(v[i], item, why)) return why = at_element(i, why), false;
+    if (!JsonTraits<T>::read(v[i], item, why)) return detail::refuse(why, at_element(i, why));
     out.insert(std::move(item));
   }
   return true;
@@ -69,7 +69,7 @@ struct TupleCodec {
   static bool read(const Value& v, Tuple& out, std::string& why)
     requires(readable(std::make_index_sequence<size>{}))
   {
-    if (!v.IsArray() || v.Size() != size) return why = expected_array_of(size), false;
+    if (!v.IsArray() || v.Size() != size) return detail::refuse(why, expected_array_of(size));
     return read_elements(v, out, why, std::make_index_sequence<size>{});
   }
   static void write(ResultWriter& w, const Tuple& value)
@@ -89,7 +89,7 @@ struct TupleCodec {
   static bool read_element(const Value& v, Tuple& out, std::string& why) {
     using T = std::tuple_element_t<I, Tuple>;
     if (JsonTraits<T>::read(v[static_cast<rapidjson::SizeType>(I)], std::get<I>(out), why)) return true;
-    return why = at_element(I, why), false;
+    return detail::refuse(why, at_element(I, why));
   }
 };
 }  // namespace detail
@@ -99,9 +99,9 @@ struct JsonTraits<std::array<T, N>> {
   static bool read(const Value& v, std::array<T, N>& out, std::string& why)
     requires JsonReadable<T>
   {
-    if (!v.IsArray() || v.Size() != N) return why = detail::expected_array_of(N), false;
+    if (!v.IsArray() || v.Size() != N) return detail::refuse(why, detail::expected_array_of(N));
     for (rapidjson::SizeType i = 0; i < N; ++i) {
-      if (!JsonTraits<T>::read(v[i], out[i], why)) return why = detail::at_element(i, why), false;
+      if (!JsonTraits<T>::read(v[i], out[i], why)) return detail::refuse(why, detail::at_element(i, why));
     }
     return true;
   }
@@ -160,7 +160,7 @@ struct JsonTraits<std::span<T, Extent>> {
 template <>
 struct JsonTraits<std::monostate> {
   static bool read(const Value& v, std::monostate&, std::string& why) {
-    return v.IsNull() ? true : (why = "expected null", false);
+    return v.IsNull() || detail::refuse(why, "expected null");
   }
   static void write(ResultWriter& w, std::monostate) { w.null(); }
 };
@@ -270,8 +270,8 @@ struct JsonTraits<std::variant<T...>> {
     detail::VariantBudget budget(v);
     std::string reasons;
     if (read_first(v, out, reasons, budget, std::index_sequence_for<T...>{})) return true;
-    if (budget.ran_out()) return why = too_costly, false;
-    return why = "matches no alternative (" + reasons + ")", false;
+    if (budget.ran_out()) return detail::refuse(why, too_costly);
+    return detail::refuse(why, "matches no alternative (" + reasons + ")");
   }
   static void write(ResultWriter& w, const Variant& value)
     requires(JsonWritable<T> && ...)

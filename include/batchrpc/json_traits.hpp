@@ -14,6 +14,7 @@
 #include <string_view>
 #include <type_traits>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "config.hpp"
@@ -65,6 +66,13 @@ template <class T>
 concept JsonWritable = requires(ResultWriter& w, const T& value) { JsonTraits<T>::write(w, value); };
 
 namespace detail {
+// Sets `why` and returns false: how a read that fails ends.
+template <class Text>
+bool refuse(std::string& why, Text&& text) {
+  why = std::forward<Text>(text);
+  return false;
+}
+
 template <class T>
 concept JsonInteger = std::integral<T> && !std::same_as<T, bool> && !std::same_as<T, char> &&
                       !std::same_as<T, char8_t> && !std::same_as<T, char16_t> &&
@@ -81,7 +89,7 @@ struct is_string_map<std::unordered_map<std::string, T, H, E, A>> : std::true_ty
 template <>
 struct JsonTraits<bool> {
   static bool read(const Value& v, bool& out, std::string& why) {
-    if (!v.IsBool()) return why = "expected a boolean", false;
+    if (!v.IsBool()) return detail::refuse(why, "expected a boolean");
     out = v.GetBool();
     return true;
   }
@@ -93,19 +101,19 @@ struct JsonTraits<T> {
   static bool read(const Value& v, T& out, std::string& why) {
     if constexpr (std::is_signed_v<T>) {
       if (!v.IsInt64()) {
-        return why = v.IsUint64() || beyond_64_bits(v) ? "integer out of range" : "expected an integer", false;
+        return detail::refuse(why, v.IsUint64() || beyond_64_bits(v) ? "integer out of range" : "expected an integer");
       }
       const std::int64_t i = v.GetInt64();
       if (i < std::numeric_limits<T>::min() || i > std::numeric_limits<T>::max()) {
-        return why = "integer out of range", false;
+        return detail::refuse(why, "integer out of range");
       }
       out = static_cast<T>(i);
     } else {
       if (!v.IsUint64()) {
-        return why = v.IsInt64() || beyond_64_bits(v) ? "integer out of range" : "expected an integer", false;
+        return detail::refuse(why, v.IsInt64() || beyond_64_bits(v) ? "integer out of range" : "expected an integer");
       }
       const std::uint64_t u = v.GetUint64();
-      if (u > std::numeric_limits<T>::max()) return why = "integer out of range", false;
+      if (u > std::numeric_limits<T>::max()) return detail::refuse(why, "integer out of range");
       out = static_cast<T>(u);
     }
     return true;
@@ -128,7 +136,7 @@ struct JsonTraits<T> {
 template <>
 struct JsonTraits<double> {
   static bool read(const Value& v, double& out, std::string& why) {
-    if (!v.IsNumber()) return why = "expected a number", false;
+    if (!v.IsNumber()) return detail::refuse(why, "expected a number");
     out = v.GetDouble();
     return true;
   }
@@ -138,10 +146,10 @@ struct JsonTraits<double> {
 template <>
 struct JsonTraits<float> {
   static bool read(const Value& v, float& out, std::string& why) {
-    if (!v.IsNumber()) return why = "expected a number", false;
+    if (!v.IsNumber()) return detail::refuse(why, "expected a number");
     const double d = v.GetDouble();
     if (std::fabs(d) > static_cast<double>(std::numeric_limits<float>::max())) {
-      return why = "number out of range for float", false;
+      return detail::refuse(why, "number out of range for float");
     }
     out = static_cast<float>(d);
     return true;
@@ -156,7 +164,7 @@ struct JsonTraits<float> {
 template <>
 struct JsonTraits<std::string> {
   static bool read(const Value& v, std::string& out, std::string& why) {
-    if (!v.IsString()) return why = "expected a string", false;
+    if (!v.IsString()) return detail::refuse(why, "expected a string");
     out.assign(v.GetString(), v.GetStringLength());
     return true;
   }
@@ -166,7 +174,7 @@ struct JsonTraits<std::string> {
 template <>
 struct JsonTraits<std::string_view> {
   static bool read(const Value& v, std::string_view& out, std::string& why) {
-    if (!v.IsString()) return why = "expected a string", false;
+    if (!v.IsString()) return detail::refuse(why, "expected a string");
     out = std::string_view(v.GetString(), v.GetStringLength());
     return true;
   }
@@ -297,13 +305,13 @@ struct JsonTraits<std::vector<T, A>> {
   static bool read(const Value& v, std::vector<T, A>& out, std::string& why)
     requires JsonReadable<T>
   {
-    if (!v.IsArray()) return why = "expected an array", false;
+    if (!v.IsArray()) return detail::refuse(why, "expected an array");
     out.clear();
     out.reserve(v.Size());
     for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
       T item{};
       if (!JsonTraits<T>::read(v[i], item, why)) {
-        return why = "element " + std::to_string(i) + ": " + why, false;
+        return detail::refuse(why, "element " + std::to_string(i) + ": " + why);
       }
       out.push_back(std::move(item));
     }
@@ -325,16 +333,16 @@ struct JsonTraits<M> {
   static bool read(const Value& v, M& out, std::string& why)
     requires JsonReadable<Mapped>
   {
-    if (!v.IsObject()) return why = "expected an object", false;
+    if (!v.IsObject()) return detail::refuse(why, "expected an object");
     out.clear();
     for (const auto& m : v.GetObject()) {
       std::string key(m.name.GetString(), m.name.GetStringLength());
       Mapped item{};
       if (!JsonTraits<Mapped>::read(m.value, item, why)) {
-        return why = "member \"" + key + "\": " + why, false;
+        return detail::refuse(why, "member \"" + key + "\": " + why);
       }
       if (!out.emplace(std::move(key), std::move(item)).second) {
-        return why = "duplicate member \"" + std::string(m.name.GetString(), m.name.GetStringLength()) + "\"", false;
+        return detail::refuse(why, "duplicate member \"" + std::string(m.name.GetString(), m.name.GetStringLength()) + "\"");
       }
     }
     return true;

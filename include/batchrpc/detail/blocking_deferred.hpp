@@ -13,6 +13,13 @@ namespace rpc::inline BATCHRPC_ABI::detail {
 
 class BlockingDeferred : public Deferred {
  public:
+  BlockingDeferred() = default;
+  BlockingDeferred(const BlockingDeferred&) = delete;
+  BlockingDeferred& operator=(const BlockingDeferred&) = delete;
+  // Virtual only so that a class with virtual functions has one: nothing deletes through a
+  // base pointer (the object lives on its waiter's stack).
+  virtual ~BlockingDeferred() = default;
+
   // Returns once the slot is answered.
   void wait() {
     std::unique_lock<std::mutex> lock(mutex_);

@@ -23,14 +23,35 @@ class MessageBuilder : public SaxChecks {
                  std::size_t size, bool escapes = true)
       : SaxChecks(limits, escapes, size), doc_(doc), raw_ids_(raw_ids) {}
 
-  bool Null() { return note_value(), !checking() || (push_value() && doc_.Null()); }
-  bool Bool(bool b) { return note_value(), !checking() || (push_value() && doc_.Bool(b)); }
+  bool Null() {
+    note_value();
+    return !checking() || (push_value() && doc_.Null());
+  }
+  bool Bool(bool b) {
+    note_value();
+    return !checking() || (push_value() && doc_.Bool(b));
+  }
   // Not called with kParseNumbersAsStringsFlag; present to satisfy the Handler concept.
-  bool Int(int i) { return note_value(), !checking() || (push_value() && doc_.Int(i)); }
-  bool Uint(unsigned u) { return note_value(), !checking() || (push_value() && doc_.Uint(u)); }
-  bool Int64(std::int64_t i) { return note_value(), !checking() || (push_value() && doc_.Int64(i)); }
-  bool Uint64(std::uint64_t u) { return note_value(), !checking() || (push_value() && doc_.Uint64(u)); }
-  bool Double(double d) { return note_value(), !checking() || (push_value() && doc_.Double(d)); }
+  bool Int(int i) {
+    note_value();
+    return !checking() || (push_value() && doc_.Int(i));
+  }
+  bool Uint(unsigned u) {
+    note_value();
+    return !checking() || (push_value() && doc_.Uint(u));
+  }
+  bool Int64(std::int64_t i) {
+    note_value();
+    return !checking() || (push_value() && doc_.Int64(i));
+  }
+  bool Uint64(std::uint64_t u) {
+    note_value();
+    return !checking() || (push_value() && doc_.Uint64(u));
+  }
+  bool Double(double d) {
+    note_value();
+    return !checking() || (push_value() && doc_.Double(d));
+  }
   bool RawNumber(const char* text, rapidjson::SizeType length, bool) {
     const bool is_id = pending_id_;
     note_value();

@@ -21,9 +21,11 @@ inline std::string call_key(const RequestId& id) {
       return "n" + std::string(id.text);
     case RequestId::Kind::string:
       return "s" + std::string(id.text);
-    default:
-      return {};
+    case RequestId::Kind::none:
+    case RequestId::Kind::null:
+      break;
   }
+  return {};
 }
 
 inline std::string_view& current_call() noexcept {

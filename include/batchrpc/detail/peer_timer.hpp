@@ -32,7 +32,7 @@ class PeerTimer {
   // Request `n` of `channel` expires at `when` unless removed first.
   void add(Clock::time_point when, const std::shared_ptr<PeerChannel>& channel, std::uint64_t n) {
     {
-      std::lock_guard lock(mutex_);
+      std::lock_guard<std::mutex> lock(mutex_);
       due_.emplace(when, Entry{channel, channel.get(), n});
     }
     wake_.notify_one();
@@ -40,7 +40,7 @@ class PeerTimer {
 
   // Request `n` of `channel`, due at `when`, was answered first.
   void remove(Clock::time_point when, const PeerChannel* channel, std::uint64_t n) {
-    std::lock_guard lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     const auto [first, last] = due_.equal_range(when);
     for (auto it = first; it != last; ++it) {
       if (it->second.key == channel && it->second.n == n) {

@@ -141,11 +141,17 @@ class RequestReader : public SaxChecks {
       case Place::built:
         return push_value() && (object ? doc_.StartObject() : doc_.StartArray());
       case Place::root:
-        if (object) return begin_request(), true;
+        if (object) {
+          begin_request();
+          return true;
+        }
         batch_ = true;
         return true;
       case Place::member:
-        if (object) return begin_request(), true;
+        if (object) {
+          begin_request();
+          return true;
+        }
         requests_.emplace_back().invalid = "a request must be an object";
         open_sink(Sink::skip);
         return true;

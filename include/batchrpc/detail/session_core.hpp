@@ -115,7 +115,7 @@ class SessionCore {
   // requests with an id are enrolled from before they start until they complete. A member
   // that finds no memory runs all the same; it just cannot be cancelled.
   void enroll(std::span<const std::unique_ptr<Member>> members) noexcept {
-    std::lock_guard lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     for (const std::unique_ptr<Member>& member : members) {
       Member& m = *member;
       if (!m.to_enroll) continue;
@@ -137,7 +137,7 @@ class SessionCore {
   // lock: a member leaves no sooner, but a cancel passes over the members already done (see
   // cancel()), so that is as if each had left as it finished, without a lock per member.
   void withdraw(std::span<const std::unique_ptr<Member>> members) noexcept {
-    std::lock_guard lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     for (const std::unique_ptr<Member>& member : members) {
       Member& m = *member;
       if (!m.enrolled) continue;
@@ -161,7 +161,7 @@ class SessionCore {
     std::vector<Member*> queued;  // claimed here, so nobody else touches them until answered
     std::size_t n = 0;
     {
-      std::lock_guard lock(mutex_);
+      std::lock_guard<std::mutex> lock(mutex_);
       const auto [first, last] = key == nullptr ? std::pair(in_flight_.begin(), in_flight_.end())
                                                 : in_flight_.equal_range(*key);
       const auto count = static_cast<std::size_t>(std::distance(first, last));
@@ -184,7 +184,7 @@ class SessionCore {
 
   // The requests a cancel could still reach.
   std::size_t in_flight() const {
-    std::lock_guard lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     return static_cast<std::size_t>(std::count_if(in_flight_.begin(), in_flight_.end(), [](const auto& entry) {
       return entry.second->phase.load(std::memory_order_acquire) != Member::done;
     }));
@@ -193,7 +193,7 @@ class SessionCore {
   // A Responder now answers for `slot` (a request's, or a tool's inside tools/call); the
   // session remembers it until it has answered, so that close() can answer for it.
   void await(Deferred& slot, const std::shared_ptr<ResponderState>& state) {
-    std::lock_guard lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     awaiting_.push_back(&slot);
     slot.awaiting = awaiting_.size() - 1;
     slot.responder = state;
@@ -202,7 +202,7 @@ class SessionCore {
   }
   // `slot` has been answered: forgotten before whoever waits for it may reuse or destroy it.
   void unawait(Deferred& slot) noexcept {
-    std::lock_guard lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     if (slot.awaiting == Deferred::not_awaiting) return;
     Deferred* last = awaiting_.back();
     awaiting_[slot.awaiting] = last;

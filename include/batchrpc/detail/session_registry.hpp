@@ -107,7 +107,7 @@ class SessionRegistry {
   // The session named `id`, held for one request; empty when no session has that id.
   SessionUse use(std::string_view id) {
     std::vector<std::shared_ptr<SessionEntry>> expired;  // destroyed outside the lock
-    std::lock_guard lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     if (closing_) return SessionUse::closing();
     const auto found = entries_.find(std::string(id));
     if (found == entries_.end()) return {};
@@ -126,7 +126,7 @@ class SessionRegistry {
   SessionUse use_own(std::shared_ptr<SessionEntry>& own) {
     if (own == nullptr) own = std::make_shared<SessionEntry>(router_, options_.session);
     std::vector<std::shared_ptr<SessionEntry>> evicted;  // destroyed outside the lock
-    std::lock_guard lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     if (closing_) return SessionUse::closing();
     if (!own->registered && options_.by_id && make_room_locked(evicted)) {
       if (own->id.empty()) own->id = random_id_locked();
@@ -139,7 +139,7 @@ class SessionRegistry {
   // Takes the session named `id` out of the registry (a client ended it): it is reachable no
   // more, and goes when the requests holding it are done. nullptr when no session has that id.
   std::shared_ptr<SessionEntry> remove(std::string_view id) {
-    std::lock_guard lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     const auto found = entries_.find(std::string(id));
     if (found == entries_.end()) return nullptr;
     std::shared_ptr<SessionEntry> entry = std::move(found->second);
@@ -158,7 +158,7 @@ class SessionRegistry {
     for (;;) {
       std::vector<std::shared_ptr<SessionEntry>> busy;  // released outside the lock
       {
-        std::unique_lock lock(mutex_);
+        std::unique_lock<std::mutex> lock(mutex_);
         closing_ = true;
         if (busy_.empty()) return;
         for (const auto& [entry, held] : busy_) busy.push_back(held);
@@ -170,7 +170,7 @@ class SessionRegistry {
         // the client may never answer, and nothing else would end that wait.
         entry->session.end_input();
       }
-      std::unique_lock lock(mutex_);
+      std::unique_lock<std::mutex> lock(mutex_);
       idle_.wait_for(lock, std::chrono::milliseconds(10), [this] { return busy_.empty(); });
     }
   }
@@ -186,7 +186,7 @@ class SessionRegistry {
 
   // The caller still holds its own reference, so no session is destroyed here.
   void release(SessionEntry& entry) noexcept {
-    std::lock_guard lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     entry.last_use = ++uses_;
     entry.idle_since = std::chrono::steady_clock::now();
     if (--entry.requests == 0) {

@@ -36,7 +36,7 @@ class Coalescer::RunningGroup {
 };
 
 BATCHRPC_DECL Coalescer::Runner* Coalescer::submit(std::span<const CoalescedCall> calls, bool may_run_here) {
-  std::unique_lock lock(mutex_);
+  std::unique_lock<std::mutex> lock(mutex_);
   std::unique_ptr<Runner> runner;
   const bool nested = running_group_of == this;  // queueing would wait for ourselves
   if (nested || (may_run_here && running_ == 0)) {
@@ -75,7 +75,7 @@ BATCHRPC_DECL Coalescer::Runner* Coalescer::submit(std::span<const CoalescedCall
 
 BATCHRPC_DECL void Coalescer::run_here(Runner& runner) noexcept {
   {
-    std::lock_guard lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     take(runner);
   }
   {
@@ -88,7 +88,7 @@ BATCHRPC_DECL void Coalescer::run_here(Runner& runner) noexcept {
 BATCHRPC_DECL void Coalescer::ran(Runner* caller) noexcept {
   bool more = false;
   {
-    std::lock_guard lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     --running_;
     if (caller != nullptr) idle_runners_.emplace_back(caller);  // room was reserved
     more = !queue_.empty();
@@ -98,7 +98,7 @@ BATCHRPC_DECL void Coalescer::ran(Runner* caller) noexcept {
 
 BATCHRPC_DECL void Coalescer::work(std::stop_token stop) noexcept {
   Runner runner;
-  std::unique_lock lock(mutex_);
+  std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
     wake_.wait(lock, stop, [this] { return !queue_.empty(); });
     if (queue_.empty()) return;  // stopping, and nothing left to run

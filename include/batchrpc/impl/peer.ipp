@@ -91,7 +91,7 @@ inline Reply unavailable_reply(const char* why) { return Reply(Error(ErrorCode::
 
 BATCHRPC_DECL void PeerChannel::attach(Outbound send) {
   auto shared = std::make_shared<const Outbound>(std::move(send));
-  std::lock_guard lock(mutex_);
+  std::lock_guard<std::mutex> lock(mutex_);
   if (ended_) return;
   writer_ = std::move(shared);
   input_ended_ = false;
@@ -103,7 +103,7 @@ BATCHRPC_DECL PeerTimer& PeerTimer::instance() {
 }
 
 BATCHRPC_DECL void PeerTimer::run(std::stop_token stop) {
-  std::unique_lock lock(mutex_);
+  std::unique_lock<std::mutex> lock(mutex_);
   while (!stop.stop_requested()) {
     if (due_.empty()) {
       wake_.wait(lock, stop, [this] { return !due_.empty(); });
@@ -131,8 +131,8 @@ BATCHRPC_DECL void PeerChannel::detach(bool forever) {
   std::unordered_map<std::uint64_t, Waiting> waiting;
   std::shared_ptr<const Outbound> writer;  // released outside the locks
   {
-    const std::unique_lock no_calls(calling_);  // waits for the writer's calls to return
-    std::lock_guard lock(mutex_);
+    const std::unique_lock<std::shared_mutex> no_calls(calling_);  // waits for the writer's calls to return
+    std::lock_guard<std::mutex> lock(mutex_);
     if (forever) ended_ = true;
     writer = std::move(writer_);
     waiting.swap(waiting_);
@@ -146,7 +146,7 @@ BATCHRPC_DECL void PeerChannel::detach(bool forever) {
 BATCHRPC_DECL void PeerChannel::end_input() {
   std::unordered_map<std::uint64_t, Waiting> waiting;
   {
-    std::lock_guard lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     input_ended_ = true;
     waiting.swap(waiting_);
   }
@@ -157,18 +157,18 @@ BATCHRPC_DECL void PeerChannel::end_input() {
 }
 
 BATCHRPC_DECL bool PeerChannel::connected() {
-  std::lock_guard lock(mutex_);
+  std::lock_guard<std::mutex> lock(mutex_);
   return writer_ != nullptr;
 }
 
 BATCHRPC_DECL std::shared_ptr<const Outbound> PeerChannel::writer() {
-  std::lock_guard lock(mutex_);
+  std::lock_guard<std::mutex> lock(mutex_);
   return writer_;
 }
 
 BATCHRPC_DECL bool PeerChannel::send(std::string message) {
   if (message.size() > max_bytes_) return false;
-  const std::shared_lock calling(calling_);
+  const std::shared_lock<std::shared_mutex> calling(calling_);
   const std::shared_ptr<const Outbound> write = writer();
   if (write == nullptr) return false;
   try {
@@ -181,7 +181,7 @@ BATCHRPC_DECL bool PeerChannel::send(std::string message) {
 BATCHRPC_DECL ReplyHandler PeerChannel::take(std::uint64_t n) {
   Waiting entry;
   {
-    std::lock_guard lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     const auto found = waiting_.find(n);
     if (found == waiting_.end()) return {};
     entry = std::move(found->second);
@@ -194,7 +194,7 @@ BATCHRPC_DECL ReplyHandler PeerChannel::take(std::uint64_t n) {
 BATCHRPC_DECL void PeerChannel::expire(std::uint64_t n) {
   ReplyHandler done;
   {
-    std::lock_guard lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     const auto found = waiting_.find(n);
     if (found == waiting_.end()) return;  // answered meanwhile
     done = std::move(found->second.done);
@@ -219,7 +219,7 @@ BATCHRPC_DECL std::string PeerChannel::request(std::string_view method, const Js
   std::uint64_t n = 0;
   bool input_ended = false;
   {
-    std::lock_guard lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     input_ended = input_ended_;
     if (writer_ != nullptr && !input_ended) n = ++last_id_;  // no id is spent on a request not sent
   }
@@ -235,7 +235,7 @@ BATCHRPC_DECL std::string PeerChannel::request(std::string_view method, const Js
   const PeerTimer::Clock::time_point due = deadline_after(options.timeout);
   if (fits) {
     // Kept before it is sent: the answer may come before the writer returns.
-    std::lock_guard lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     input_ended = input_ended_;
     if (writer_ != nullptr && !input_ended) kept = waiting_.emplace(n, Waiting{std::move(done), due}).second;
   }
@@ -259,7 +259,7 @@ BATCHRPC_DECL bool PeerChannel::cancel(std::string_view id) {
 }
 
 BATCHRPC_DECL std::size_t PeerChannel::waiting() {
-  std::lock_guard lock(mutex_);
+  std::lock_guard<std::mutex> lock(mutex_);
   return waiting_.size();
 }
 

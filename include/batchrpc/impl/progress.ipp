@@ -83,7 +83,7 @@ BATCHRPC_DECL Progress::Progress(const Context& ctx) : peer_(ctx.peer()) {
 BATCHRPC_DECL bool Progress::begin(std::string_view title, std::string_view message, bool cancellable) const {
   if (dialect_ != Dialect::lsp) return false;
   {
-    std::lock_guard lock(state_->mutex);
+    std::lock_guard<std::mutex> lock(state_->mutex);
     if (state_->begun || state_->ended) return false;
     state_->begun = true;
   }
@@ -106,10 +106,12 @@ BATCHRPC_DECL bool Progress::report(double done, double total, std::string_view 
   bool needs_begin = false;
   std::string title;
   {
-    std::lock_guard lock(state_->mutex);
+    std::lock_guard<std::mutex> lock(state_->mutex);
     // MCP's progress must increase with every notification; LSP may repeat a percentage with a
     // new message.
-    if (state_->ended || done < state_->last || (dialect_ == Dialect::mcp && done == state_->last)) return false;
+    // (Both are finite here.)
+    const bool repeats_or_goes_back = dialect_ == Dialect::mcp ? !(done > state_->last) : done < state_->last;
+    if (state_->ended || repeats_or_goes_back) return false;
     state_->last = done;
     if (dialect_ == Dialect::lsp && !state_->begun) {
       needs_begin = true;
@@ -146,7 +148,7 @@ BATCHRPC_DECL bool Progress::report(double done, double total, std::string_view 
 BATCHRPC_DECL bool Progress::end(std::string_view message) const {
   if (!wanted()) return false;
   {
-    std::lock_guard lock(state_->mutex);
+    std::lock_guard<std::mutex> lock(state_->mutex);
     if (state_->ended) return false;
     state_->ended = true;
     if (!state_->begun) return false;  // MCP has no end; LSP's needs its begin

@@ -68,11 +68,26 @@ BATCHRPC_DECL bool id_key(const RequestId& id, std::string& key) {
   } else if (id.kind == RequestId::Kind::number) {
     struct ToValue {
       Value& v;
-      bool Int(int i) { return v.SetInt(i), true; }
-      bool Uint(unsigned u) { return v.SetUint(u), true; }
-      bool Int64(std::int64_t i) { return v.SetInt64(i), true; }
-      bool Uint64(std::uint64_t u) { return v.SetUint64(u), true; }
-      bool Double(double d) { return v.SetDouble(d), true; }
+      bool Int(int i) {
+        v.SetInt(i);
+        return true;
+      }
+      bool Uint(unsigned u) {
+        v.SetUint(u);
+        return true;
+      }
+      bool Int64(std::int64_t i) {
+        v.SetInt64(i);
+        return true;
+      }
+      bool Uint64(std::uint64_t u) {
+        v.SetUint64(u);
+        return true;
+      }
+      bool Double(double d) {
+        v.SetDouble(d);
+        return true;
+      }
     } to{value};
     bool rejected = false;
     put_number(to, id.text.data(), id.text.size(), rejected);
@@ -196,7 +211,7 @@ BATCHRPC_DECL bool SessionCore::answerable_directly(ParsedMessage& parsed) const
 }
 
 BATCHRPC_DECL Job& SessionCore::acquire_job() {
-  std::lock_guard lock(mutex_);
+  std::lock_guard<std::mutex> lock(mutex_);
   if (spare_.empty()) {
     spare_.reserve(jobs_.size() + 1);  // recycling then never needs memory
     jobs_.push_back(std::make_unique<Job>(*this));
@@ -211,14 +226,14 @@ BATCHRPC_DECL Job& SessionCore::acquire_job() {
 }
 
 BATCHRPC_DECL void SessionCore::dispatch_ended(Job& job) noexcept {
-  std::lock_guard lock(mutex_);
+  std::lock_guard<std::mutex> lock(mutex_);
   job.dispatching_ = false;
   ++dispatched_;
   if (closing_) idle_.notify_all();  // close() answers its members not started
 }
 
 BATCHRPC_DECL void SessionCore::reply_sent(Job& job, bool dispatch_ended) noexcept {
-  std::lock_guard lock(mutex_);
+  std::lock_guard<std::mutex> lock(mutex_);
   if (dispatch_ended) {
     job.dispatching_ = false;
     ++dispatched_;
@@ -240,7 +255,7 @@ BATCHRPC_DECL void SessionCore::reply_sent(Job& job, bool dispatch_ended) noexce
 }
 
 BATCHRPC_DECL void SessionCore::recycle(Job& job) noexcept {
-  std::lock_guard lock(mutex_);
+  std::lock_guard<std::mutex> lock(mutex_);
   spare_.push_back(&job);
   job.in_spares_ = true;
   --active_jobs_;
@@ -254,7 +269,7 @@ BATCHRPC_DECL void SessionCore::recycle(Job& job) noexcept {
 // Jobs and fast-path messages must be seen idle at one moment: a fast-path completion may hand
 // in a message that needs a job, and a job's completion one that takes the fast path.
 BATCHRPC_DECL void SessionCore::wait_idle() {
-  std::unique_lock lock(mutex_);
+  std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
     idle_.wait(lock, [this] { return replies_sent_locked(); });
     if (idle_locked()) return;
@@ -267,7 +282,7 @@ BATCHRPC_DECL void SessionCore::wait_idle() {
 BATCHRPC_DECL std::size_t SessionCore::answer_waiting() {
   std::vector<std::shared_ptr<ResponderState>> waiting;
   {
-    std::lock_guard lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     waiting.reserve(awaiting_.size());
     for (Deferred* slot : awaiting_) {
       if (auto state = slot->responder.lock()) waiting.push_back(std::move(state));
@@ -292,7 +307,7 @@ BATCHRPC_DECL std::size_t SessionCore::answer_waiting() {
 BATCHRPC_DECL void SessionCore::drop_unstarted() noexcept {
   std::vector<Member*> queued;
   {
-    std::lock_guard lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     const auto settled = [](const Job& job) { return !job.in_spares_ && !job.dispatching_; };
     std::size_t members = 0;
     for (const std::unique_ptr<Job>& job : jobs_) members += settled(*job) ? job->count_ : 0;
@@ -315,7 +330,7 @@ BATCHRPC_DECL void SessionCore::drop_unstarted() noexcept {
 // Responder, then waits for something new: a reply sent, a Responder attached, or a message
 // handed in meanwhile (from a handler or a completion) done dispatching.
 BATCHRPC_DECL void SessionCore::close() {
-  std::unique_lock lock(mutex_);
+  std::unique_lock<std::mutex> lock(mutex_);
   closing_ = true;
   for (;;) {
     const std::uint64_t attached = attached_;
@@ -374,7 +389,7 @@ BATCHRPC_DECL std::optional<std::string> Session::handle_and_wait(std::string_vi
   bool ready = false;
   std::optional<std::string> result;
   Completion done = [&](std::optional<std::string_view> reply) {
-    std::lock_guard lock(mutex);
+    std::lock_guard<std::mutex> lock(mutex);
     if (reply) result.emplace(*reply);
     ready = true;
     answered.notify_all();  // under the lock: we are destroyed as soon as it is released
@@ -384,31 +399,31 @@ BATCHRPC_DECL std::optional<std::string> Session::handle_and_wait(std::string_vi
   } else {
     handle(message, std::move(done));
   }
-  std::unique_lock lock(mutex);
+  std::unique_lock<std::mutex> lock(mutex);
   answered.wait(lock, [&] { return ready; });
   return result;
 }
 
 BATCHRPC_DECL bool Session::granted(std::string_view capability) const {
-  std::lock_guard lock(core_->capabilities_mutex);
+  std::lock_guard<std::mutex> lock(core_->capabilities_mutex);
   return std::binary_search(core_->capabilities.begin(), core_->capabilities.end(), capability);
 }
 
 BATCHRPC_DECL std::vector<std::string> Session::capabilities() const {
-  std::lock_guard lock(core_->capabilities_mutex);
+  std::lock_guard<std::mutex> lock(core_->capabilities_mutex);
   return core_->capabilities;
 }
 
 BATCHRPC_DECL void Session::grant(std::string_view capability) {
   if (capability.empty()) throw std::invalid_argument("batchrpc: Session::grant needs a capability name");
-  std::lock_guard lock(core_->capabilities_mutex);
+  std::lock_guard<std::mutex> lock(core_->capabilities_mutex);
   std::vector<std::string>& names = core_->capabilities;
   const auto at = std::lower_bound(names.begin(), names.end(), capability);
   if (at == names.end() || *at != capability) names.emplace(at, capability);
 }
 
 BATCHRPC_DECL bool Session::revoke(std::string_view capability) {
-  std::lock_guard lock(core_->capabilities_mutex);
+  std::lock_guard<std::mutex> lock(core_->capabilities_mutex);
   std::vector<std::string>& names = core_->capabilities;
   const auto at = std::lower_bound(names.begin(), names.end(), capability);
   if (at == names.end() || *at != capability) return false;

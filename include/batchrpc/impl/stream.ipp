@@ -56,7 +56,7 @@ class StreamConnection final : public FrameSink {
 
   // The writer's exception, if it threw (the first one; later writes are not made).
   [[nodiscard]] std::exception_ptr write_error() const {
-    std::lock_guard lock(write_mutex_);
+    std::lock_guard<std::mutex> lock(write_mutex_);
     return write_error_;
   }
 
@@ -66,7 +66,7 @@ class StreamConnection final : public FrameSink {
   // under it by design.
   bool send(std::string_view message) {
     {
-      std::lock_guard lock(write_mutex_);
+      std::lock_guard<std::mutex> lock(write_mutex_);
       if (peer_gone_.load()) return false;
       try {
         frame_.clear();

@@ -174,7 +174,7 @@ class ClientCore final : private ChannelEvents {
   void reserve_ids(const BatchBuilder& batch, std::uint64_t seq) {
     const std::int64_t first = batch.first_id();
     const std::int64_t last = first + batch.requests() - 1;
-    const std::lock_guard lock(ids_mutex_);
+    const std::lock_guard<std::mutex> lock(ids_mutex_);
     auto after = ids_in_flight_.upper_bound(last);
     if (after != ids_in_flight_.begin()) {
       const auto before = std::prev(after);
@@ -190,7 +190,7 @@ class ClientCore final : private ChannelEvents {
 
   void release_ids(const Pending& message) {
     if (!message.by_id) return;
-    const std::lock_guard lock(ids_mutex_);
+    const std::lock_guard<std::mutex> lock(ids_mutex_);
     ids_in_flight_.erase(message.batch.first_id());
   }
 
@@ -198,7 +198,7 @@ class ClientCore final : private ChannelEvents {
   // working on it), so that the reply cannot complete a newer message that reuses them.
   void keep_ids_for_late_reply(const Pending& message) {
     if (!message.by_id) return;
-    const std::lock_guard lock(ids_mutex_);
+    const std::lock_guard<std::mutex> lock(ids_mutex_);
     ids_in_flight_[message.batch.first_id()].seq = kTimedOut;
   }
 
@@ -211,7 +211,7 @@ class ClientCore final : private ChannelEvents {
     const std::optional<std::int64_t> id = first_id_in(reply);
     const std::uint64_t sent_alone = sent_since_reply_ == 1 ? last_sent_ : 0;
     sent_since_reply_ = 0;
-    const std::lock_guard lock(ids_mutex_);
+    const std::lock_guard<std::mutex> lock(ids_mutex_);
     if (!id) {
       for (const auto& [first, range] : ids_in_flight_) {
         if (range.seq == sent_alone) return sent_alone;

@@ -355,9 +355,8 @@ class HttpConnection final : public Connection,
 
   // ---- MCP Streamable HTTP ----------------------------------------------------------------
 
-  const std::string& session_header() const {
-    static const std::string mcp_header(kMcpSessionHeader);
-    return mcp_ ? mcp_header : hub_.options.session_header;
+  std::string_view session_header() const {
+    return mcp_ ? std::string_view(kMcpSessionHeader) : std::string_view(hub_.options.session_header);
   }
 
   static std::string_view text_of(boost::beast::string_view value) { return {value.data(), value.size()}; }
@@ -377,17 +376,10 @@ class HttpConnection final : public Connection,
             options.protocol_versions.end()) {
       return respond(http::status::bad_request, "Unsupported MCP-Protocol-Version\n", keep_alive);
     }
-    switch (request.method()) {
-      case http::verb::post:
-        return mcp_post(std::move(request), keep_alive);
-      case http::verb::get:
-        if (options.listen_stream) return mcp_listen(std::move(request), keep_alive);
-        break;
-      case http::verb::delete_:
-        return mcp_delete(request, keep_alive);
-      default:
-        break;
-    }
+    const http::verb verb = request.method();  // of Beast's 34 verbs, three are served
+    if (verb == http::verb::post) return mcp_post(std::move(request), keep_alive);
+    if (verb == http::verb::get && options.listen_stream) return mcp_listen(std::move(request), keep_alive);
+    if (verb == http::verb::delete_) return mcp_delete(request, keep_alive);
     Slot& slot = reply_slot(http::status::method_not_allowed, "Method not allowed\n", keep_alive);
     slot.response.set(http::field::allow, options.listen_stream ? "GET, POST, DELETE" : "POST, DELETE");
     write_next();

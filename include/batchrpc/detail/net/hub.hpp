@@ -82,7 +82,7 @@ class Hub {
 
   // Decides, and counts the connection (until `remove`) unless it is dropped.
   Admission admit() {
-    std::lock_guard lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     if (closing_) return Admission::drop;
     if (served_ < options.max_connections) {
       ++served_;
@@ -97,21 +97,21 @@ class Hub {
 
   // Registers a connection `admit` has counted (`served`: it was to be served).
   void add(Connection& connection, const std::shared_ptr<Connection>& owner, bool served) {
-    std::lock_guard lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     open_.emplace(&connection, Entry{owner, served});
   }
 
   // Counts and registers a connection that takes over another's socket (a WebSocket upgraded
   // from an HTTP connection, which is removed when its last handler returns).
   void add_counted(Connection& connection, const std::shared_ptr<Connection>& owner, bool served) {
-    std::lock_guard lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     (served ? served_ : refusing_) += 1;
     open_.emplace(&connection, Entry{owner, served});
   }
 
   // From a connection's destructor.
   void remove(Connection& connection) noexcept {
-    std::lock_guard lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     const auto found = open_.find(&connection);
     if (found == open_.end()) return;
     (found->second.served ? served_ : refusing_) -= 1;
@@ -120,24 +120,24 @@ class Hub {
   }
 
   [[nodiscard]] std::size_t served() const {
-    std::lock_guard lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     return served_;
   }
 
   [[nodiscard]] bool closing() const {
-    std::lock_guard lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     return closing_;
   }
 
   // A connection admitted but never opened (its TLS handshake failed) is uncounted.
   void unadmit(bool served) {
-    std::lock_guard lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     (served ? served_ : refusing_) -= 1;
   }
 
   // New connections are refused from now on.
   void close() {
-    std::lock_guard lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     closing_ = true;
   }
 
@@ -145,7 +145,7 @@ class Hub {
   void for_each(const std::function<void(Connection&)>& phase) {
     std::vector<std::shared_ptr<Connection>> open;
     {
-      std::lock_guard lock(mutex_);
+      std::lock_guard<std::mutex> lock(mutex_);
       for (const auto& [connection, entry] : open_) {
         if (auto owner = entry.owner.lock()) open.push_back(std::move(owner));
       }
@@ -161,30 +161,30 @@ class Hub {
   template <class Post>
   void post_from_handler_thread(Post post) {
     {
-      std::lock_guard lock(mutex_);
+      std::lock_guard<std::mutex> lock(mutex_);
       ++posting_;
     }
     struct Uncount {
       Hub& hub;
       ~Uncount() {
-        std::lock_guard lock(hub.mutex_);
+        std::lock_guard<std::mutex> lock(hub.mutex_);
         if (--hub.posting_ == 0) hub.posts_done_.notify_all();
       }
     } uncount{*this};
     post();
   }
   void wait_posts() {
-    std::unique_lock lock(mutex_);
+    std::unique_lock<std::mutex> lock(mutex_);
     posts_done_.wait(lock, [this] { return posting_ == 0; });
   }
 
   // Waits until no connection is open, or `timeout` has passed; true when none is.
   bool wait_closed(std::chrono::milliseconds timeout) {
-    std::unique_lock lock(mutex_);
+    std::unique_lock<std::mutex> lock(mutex_);
     return all_closed_.wait_for(lock, timeout, [this] { return open_.empty(); });
   }
   void wait_closed() {
-    std::unique_lock lock(mutex_);
+    std::unique_lock<std::mutex> lock(mutex_);
     all_closed_.wait(lock, [this] { return open_.empty(); });
   }
 

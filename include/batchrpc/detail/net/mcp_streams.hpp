@@ -43,23 +43,23 @@ class McpStreams : public std::enable_shared_from_this<McpStreams> {
   // A POST holding requests (`calls`: their detail::call_key): its stream takes their messages
   // until its reply is made.
   void open_call(const std::shared_ptr<EventSink>& sink, std::uint64_t number, std::vector<std::string> calls) {
-    std::lock_guard lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     calls_.push_back({sink, sink.get(), number, std::move(calls)});
   }
   void close_call(const EventSink* sink, std::uint64_t number) {
-    std::lock_guard lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     std::erase_if(calls_, [&](const Stream& s) { return s.key == sink && s.number == number; });
   }
 
   // A GET stream; false when the session has a live one already, or has ended.
   bool open_listen(const std::shared_ptr<EventSink>& sink, std::uint64_t number) {
-    std::lock_guard lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     if (ended_ || (listen_ && !listen_->sink.expired())) return false;
     listen_ = Stream{sink, sink.get(), number, {}};
     return true;
   }
   void close_listen(const EventSink* sink, std::uint64_t number) {
-    std::lock_guard lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     if (listen_ && listen_->key == sink && listen_->number == number) listen_.reset();
   }
 
@@ -77,7 +77,7 @@ class McpStreams : public std::enable_shared_from_this<McpStreams> {
   void end() {
     Target target;
     {
-      std::lock_guard lock(mutex_);
+      std::lock_guard<std::mutex> lock(mutex_);
       ended_ = true;
       calls_.clear();
       if (listen_) target = {listen_->sink.lock(), listen_->number};
@@ -106,7 +106,7 @@ class McpStreams : public std::enable_shared_from_this<McpStreams> {
 
   // `call`: the request the message is sent for; empty: none in particular.
   Target pick(bool calls_first, std::string_view call) {
-    std::lock_guard lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     if (ended_) return {};
     if (calls_first) {
       std::erase_if(calls_, [](const Stream& s) { return s.sink.expired(); });

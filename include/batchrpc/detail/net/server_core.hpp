@@ -67,12 +67,12 @@ class ServerCore {
       std::filesystem::remove(path, ignored);
     }
     add<boost::asio::local::stream_protocol>(protocol, boost::asio::local::stream_protocol::endpoint(path), path, tls);
-    std::lock_guard lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     unix_paths_.push_back(path);
   }
 
   void start() {
-    std::lock_guard lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     if (started_ || shut_down_) throw std::logic_error("batchrpc: net::Server::start called twice or after shutdown");
     started_ = true;
     for (const auto& listener : listeners_) listener->start();
@@ -83,7 +83,7 @@ class ServerCore {
     std::vector<std::shared_ptr<Listening>> listeners;
     std::vector<std::string> unix_paths;
     {
-      std::unique_lock lock(mutex_);
+      std::unique_lock<std::mutex> lock(mutex_);
       if (shut_down_) {  // another call is shutting down: return when it has
         finished_.wait(lock, [this] { return finished_shutdown_; });
         return;
@@ -114,7 +114,7 @@ class ServerCore {
       std::error_code ignored;
       std::filesystem::remove(path, ignored);
     }
-    std::lock_guard lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     finished_shutdown_ = true;
     finished_.notify_all();
   }
@@ -132,7 +132,7 @@ class ServerCore {
 #if !defined(BATCHRPC_NET_TLS)
     if (tls != nullptr) throw std::logic_error("batchrpc: TLS needs BATCHRPC_NET_TLS (link batchrpc::net_tls)");
 #endif
-    std::lock_guard lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     if (shut_down_) throw std::logic_error("batchrpc: net::Server::listen after shutdown");
     std::shared_ptr<Listener<Transport>> listener;
     try {
