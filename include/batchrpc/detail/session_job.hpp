@@ -9,6 +9,11 @@
 // member cancelled while queued is answered at once, so the reply never waits for a task to
 // come round; the job itself does, but the session's end does not (see TaskGate): once every
 // reply is sent, a task still to come has nothing to do.
+//
+// Here: the job's state, parsing and checking the members, enrolling them for cancellation,
+// running them on this thread, and counting them answered. Handing them to the executor, groups,
+// and the reply are in session_job_executor.hpp, session_job_groups.hpp and
+// session_job_reply.hpp.
 #pragma once
 
 #include <algorithm>
@@ -33,66 +38,13 @@
 #include "message_parser.hpp"
 #include "parsed_message.hpp"
 #include "reply.hpp"
+#include "reply_budget.hpp"
 #include "session_core.hpp"
+#include "session_handoff.hpp"
 #include "session_member.hpp"
 #include "workspace.hpp"
 
 namespace rpc::inline BATCHRPC_ABI::detail {
-
-// The reply budget (Limits::max_response_bytes) while the members of one message write their
-// responses, on any number of threads. A member may grow to what was left when it started plus a
-// small allowance, and spends what it wrote when it is done: memory stays within a few budgets
-// however many members write at once, and no write pays for an atomic operation. The reply
-// itself is fitted to the budget exactly, in request order, when it is assembled.
-class ReplyBudget {
- public:
-  static constexpr std::size_t allowance = 4096;  // responses this small are not counted
-
-  void reset(std::size_t bytes) noexcept { left_.store(bytes, std::memory_order_relaxed); }
-  // How large a response starting now may grow.
-  [[nodiscard]] std::size_t limit() const noexcept {
-    const std::size_t left = left_.load(std::memory_order_relaxed);
-    return left > Limits::unlimited - allowance ? Limits::unlimited : left + allowance;
-  }
-  void spend(std::size_t bytes) noexcept {
-    if (bytes <= allowance) return;
-    std::size_t left = left_.load(std::memory_order_relaxed);
-    while (!left_.compare_exchange_weak(left, left - std::min(left, bytes), std::memory_order_relaxed)) {
-    }
-  }
-
- private:
-  std::atomic<std::size_t> left_{0};
-};
-
-class Job;
-
-// Work handed to the executor: a member, a group of members, or a turn at the message's sweep
-// (the members that run on the executor, taken one after another by a few tasks; see
-// start_sweep). Whatever the executor does with the
-// task (runs it, throws from execute(), or destroys it without running it) the work is answered
-// exactly once and the job released exactly once: run() by the first copy that is called, or
-// the destructor, when the last copy goes unrun. Either touches the job only through the
-// session's gate: after the session has ended, the task does nothing.
-class Handoff {
- public:
-  enum class Work { member, group, sweep };
-  Handoff(Job& job, std::shared_ptr<TaskGate> gate, std::size_t what, Work work) noexcept
-      : job_(job), gate_(std::move(gate)), what_(what), work_(work) {}
-  Handoff(const Handoff&) = delete;
-  Handoff& operator=(const Handoff&) = delete;
-  ~Handoff();
-
-  void run();
-  const char* why_not_run = "the executor dropped the task";
-
- private:
-  Job& job_;  // valid while the gate lets us in
-  std::shared_ptr<TaskGate> gate_;
-  std::size_t what_;  // a member's index, or a group's
-  Work work_;
-  std::atomic<bool> ran_{false};
-};
 
 class Job {
  public:
@@ -261,105 +213,13 @@ class Job {
     }
   }
 
-  // The members in sweep_ go to the executor as a few tasks, each of which takes the next
-  // member not yet taken until none is left: one hand-off per task, not per member, and a
-  // long member holds up no other. One member alone is handed off as itself.
-  void start_sweep(Workspace& ws) {
-    if (sweep_.empty()) return;
-    if (sweep_.size() == 1) return hand_off(sweep_.front(), Handoff::Work::member, ws);
-    static const std::size_t most = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 2, 8);
-    const std::size_t tasks = std::min(sweep_.size(), most);
-    sweep_next_.store(0, std::memory_order_relaxed);
-    sweep_turns_.store(tasks, std::memory_order_relaxed);
-    for (std::size_t k = 0; k < tasks; ++k) hand_off(0, Handoff::Work::sweep, ws);
-  }
-  // A turn at the sweep: runs members until none is left to take, then ends the turn.
-  //
-  // The turn holds the job from the first member it claims (a claimed member is not answered,
-  // so the message is not finished): a Responder answering inside a call cannot finish the job
-  // under our feet, and the members answered here are released with that hold, at the end.
-  void run_sweep(Workspace& ws) {
-    bool holding = false;
-    std::size_t owed = 0;
-    for (std::size_t k = sweep_next_.fetch_add(1, std::memory_order_relaxed); k < sweep_.size();
-         k = sweep_next_.fetch_add(1, std::memory_order_relaxed)) {
-      const std::size_t i = sweep_[k];
-      if (!members_[i]->claim(Member::running)) continue;  // cancelled while queued, and answered
-      if (!holding) hold();
-      holding = true;
-      guarded(i, [&] { call(i, ws, &owed); });
-    }
-    if (holding) release(owed + 1);
-    end_sweep_turn("the executor dropped the task");  // nothing is left: never refuses
-  }
-  // A turn that ran, or never will. While another turn may still come, the members nobody
-  // took are left to it; the last turn answers them -32093 with `why`.
-  void end_sweep_turn(const char* why) noexcept {
-    if (sweep_turns_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-    for (std::size_t k = sweep_next_.fetch_add(1, std::memory_order_relaxed); k < sweep_.size();
-         k = sweep_next_.fetch_add(1, std::memory_order_relaxed)) {
-      refuse(sweep_[k], why);
-    }
-  }
-
-  // Hands member `i` (or group `i`, or a turn at the sweep) to the executor; whatever becomes
-  // of the task, its work is answered (see Handoff). Work the executor cannot take is answered
-  // -32093 at once.
-  void hand_off(std::size_t i, Handoff::Work work, Workspace& ws) {
-    if (core_.executor_gone()) return not_run(i, work, "the executor is gone");
-    std::shared_ptr<Handoff> task;
-    refs_.fetch_add(1, std::memory_order_relaxed);  // the task's; dropped by Handoff
-    try {
-      task = std::make_shared<Handoff>(*this, core_.gate, i, work);
-    } catch (...) {  // no memory for the task: run it here instead
-      refs_.fetch_sub(1, std::memory_order_relaxed);
-      switch (work) {
-        case Handoff::Work::member:
-          return guarded(i, [&] { run(i, ws); });
-        case Handoff::Work::group:
-          return guarded_group(i, ws);
-        case Handoff::Work::sweep:
-          return run_sweep(ws);
-      }
-    }
-    try {
-      core_.executor->execute([task] { task->run(); });
-    } catch (...) {
-      task->why_not_run = "the executor refused the task";
-      const std::size_t first = work == Handoff::Work::group   ? groups_[i]->members.front()
-                                : work == Handoff::Work::sweep ? sweep_.front()
-                                                               : i;
-      report_exception(options(), members_[first]->request.method, std::current_exception());
-    }
-    // The executor's copies keep the task now; when none is left unrun, it is answered.
-  }
-
-  // The member (each member of the group, or the sweep's members nobody will take) was not run
-  // by the executor: -32093 with `why`. No hold is taken: the message may have finished
-  // already (every member cancelled while queued), and the task's reference keeps the job,
-  // and its groups, until we return.
-  void not_run(std::size_t i, Handoff::Work work, const char* why) noexcept {
-    switch (work) {
-      case Handoff::Work::member:
-        return refuse(i, why);
-      case Handoff::Work::group:
-        for (const std::size_t member : groups_[i]->members) refuse(member, why);
-        return;
-      case Handoff::Work::sweep:
-        return end_sweep_turn(why);
-    }
-  }
-  void refuse(std::size_t i, const char* why) noexcept {
-    Member& m = *members_[i];
-    if (!m.claim(Member::running)) return;  // cancelled while queued, and answered already
-    guarded(i, [&] {
-      if (!m.request.id.is_notification()) {
-        WorkspaceLease ws;
-        write_error(m.text, ws->writer, m.request.id, ErrorCode::overloaded, ReasonData{why});
-      }
-      member_done(i);
-    });
-  }
+  // Handing members to the executor, defined in session_job_executor.hpp.
+  void start_sweep(Workspace& ws);
+  void run_sweep(Workspace& ws);
+  void end_sweep_turn(const char* why) noexcept;
+  void hand_off(std::size_t i, Handoff::Work work, Workspace& ws);
+  void not_run(std::size_t i, Handoff::Work work, const char* why) noexcept;
+  void refuse(std::size_t i, const char* why) noexcept;
 
   // Batch-aware dispatch: the members calling one batched method (two or more of them) form a
   // group, answered by one call of the method's batch handler (Router::add_batched). The calls
@@ -372,140 +232,14 @@ class Job {
     GroupScratch scratch;
   };
 
-  // Without memory for the plan, every member simply runs on its own.
-  void plan_groups() noexcept {
-    try {
-      group_count_ = 0;
-      for (std::size_t i = 0; i < count_; ++i) {
-        const Member& m = *members_[i];
-        if (m.method == nullptr || !m.method->batch || m.method->runs_first) continue;
-        std::size_t g = 0;
-        while (g < group_count_ && groups_[g]->method != m.method) ++g;
-        if (g == group_count_) {
-          if (groups_.size() == group_count_) groups_.push_back(std::make_unique<Group>());
-          groups_[g]->method = m.method;
-          groups_[g]->members.clear();
-          ++group_count_;
-        }
-        groups_[g]->members.push_back(i);
-      }
-      for (std::size_t g = 0; g < group_count_; ++g) {
-        const Group& group = *groups_[g];
-        if (group.members.size() < 2 && !group.method->coalescer) continue;  // a lone call runs as usual
-        for (const std::size_t i : groups_[g]->members) members_[i]->group = g;
-      }
-    } catch (...) {
-      group_count_ = 0;
-      for (std::size_t i = 0; i < count_; ++i) members_[i]->group = Member::none;
-    }
-  }
-
-  void start_group(std::size_t g, Workspace& ws) {
-    if (groups_[g]->method->coalescer) return coalesce(g, ws);
-    if (core_.executor != nullptr && !groups_[g]->method->options.inline_only) {
-      hand_off(g, Handoff::Work::group, ws);
-    } else {
-      guarded_group(g, ws);
-    }
-  }
-
-  // Runs group `g`; if that throws (memory ran out), each member not answered yet gets -32603.
-  //
-  // The members still queued are claimed first. Only with one of them claimed (so not answered
-  // yet, so the message not finished) may the job be held: a group whose members were all
-  // cancelled while queued belongs to a message that may have been answered and sent, and
-  // holding it would finish it a second time.
-  void guarded_group(std::size_t g, Workspace& ws) noexcept {
-    std::size_t claimed = 0;
-    for (const std::size_t i : groups_[g]->members) claimed += members_[i]->claim(Member::running) ? 1u : 0u;
-    if (claimed == 0) return;  // every member was cancelled while queued, and answered already
-    hold();  // a member answered inside the call must not finish the job under our feet
-    try {
-      run_group(g, ws);
-    } catch (...) {
-      for (const std::size_t i : groups_[g]->members) {  // those claimed and not yet answered
-        if (members_[i]->phase.load(std::memory_order_relaxed) == Member::running) {
-          guarded(i, [] { throw std::bad_alloc(); });
-        }
-      }
-    }
-    release();
-  }
-
-  // Calls group `g`'s batch handler for its claimed members (those whose phase is `running`).
-  void run_group(std::size_t g, Workspace& ws) {
-    Group& group = *groups_[g];
-    group.calls.clear();
-    for (const std::size_t i : group.members) {
-      Member& m = *members_[i];
-      if (m.phase.load(std::memory_order_relaxed) != Member::running) continue;  // answered already
-      if (m.cancel_asked.load(std::memory_order_acquire)) {  // cancelled just as it started: not run
-        answer_cancelled(m, ws.writer);
-        member_done(i);
-        continue;
-      }
-      m.reset(m.stop.get_token(), budget_.limit());
-      group.calls.push_back({&m.request, &m, m.stop.get_token(), &core_.owner});
-    }
-    if (!group.calls.empty()) {
-      const HandlerScope running(core_);
-      (void)call_group(options(), *group.method, {&core_.router, &core_.owner, nullptr}, group.calls,
-                 group.scratch);
-    }
-    for (const GroupMember& call : group.calls) {
-      Member& m = static_cast<Member&>(*call.slot);
-      write_deferred(options(), m.request, m, ws.writer, m.text);
-      member_done(m.index);
-    }
-  }
-
-  // Hands group `g` of a coalesced method to its coalescer, its members still queued (so that
-  // a cancel or the session's end answers them at once), each holding the job as a task does;
-  // runs a group here if the coalescer says so. Without memory for that, each runs on its own.
-  void coalesce(std::size_t g, Workspace& ws) {
-    const Group& group = *groups_[g];
-    Coalescer& coalescer = *group.method->coalescer;
-    const bool may_run_here = core_.executor == nullptr || group.method->options.inline_only;
-    bool counted = false;
-    try {
-      coalesced_.clear();
-      const auto now = std::chrono::steady_clock::now();
-      for (const std::size_t i : group.members) coalesced_.push_back({this, i, core_.gate, now});
-      refs_.fetch_add(coalesced_.size(), std::memory_order_relaxed);  // the calls'; dropped by the coalescer
-      counted = true;
-      if (Coalescer::Runner* runner = coalescer.submit(coalesced_, may_run_here)) coalescer.run_here(*runner);
-    } catch (...) {
-      if (counted) refs_.fetch_sub(coalesced_.size(), std::memory_order_relaxed);
-      for (const std::size_t i : group.members) guarded(i, [&] { run(i, ws); });
-    }
-    coalesced_.clear();
-  }
-
-  // Member `i` leaves the coalescer's queue for a group: false when it is not to run (answered
-  // already, or cancelled just now and answered here). `members` has room reserved.
-  bool open_coalesced(std::size_t i, Workspace& ws, std::vector<GroupMember>& members) noexcept {
-    Member& m = *members_[i];
-    if (!m.claim(Member::running)) return false;  // cancelled while queued, and answered
-    if (m.cancel_asked.load(std::memory_order_acquire)) {  // cancelled just as it started
-      guarded(i, [&] {
-        answer_cancelled(m, ws.writer);
-        member_done(i);
-      });
-      return false;
-    }
-    m.reset(m.stop.get_token(), budget_.limit());
-    members.push_back({&m.request, &m, m.stop.get_token(), &core_.owner});
-    return true;
-  }
-  // Member `i`'s group has run: its answer is written, or -32603 when memory ran out.
-  void close_coalesced(std::size_t i, Workspace& ws, bool failed) noexcept {
-    guarded(i, [&] {
-      if (failed) throw std::bad_alloc();
-      Member& m = *members_[i];
-      write_deferred(options(), m.request, m, ws.writer, m.text);
-      member_done(i);
-    });
-  }
+  // Groups and coalescing, defined in session_job_groups.hpp.
+  void plan_groups() noexcept;
+  void start_group(std::size_t g, Workspace& ws);
+  void guarded_group(std::size_t g, Workspace& ws) noexcept;
+  void run_group(std::size_t g, Workspace& ws);
+  void coalesce(std::size_t g, Workspace& ws);
+  bool open_coalesced(std::size_t i, Workspace& ws, std::vector<GroupMember>& members) noexcept;
+  void close_coalesced(std::size_t i, Workspace& ws, bool failed) noexcept;
 
   template <class Data>
   void whole(Workspace& ws, ErrorCode code, Data&& data) {
@@ -692,82 +426,14 @@ class Job {
     if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) core_.recycle(*this);
   }
 
-  // All members are done: the reply in request order, sent once. `dispatch_ends`: start() is
-  // finishing the job itself, and has not told the session that its dispatch ended.
-  void finish(bool dispatch_ends = false) noexcept {
-    if (enrolled_any_) {  // before the completion: a client that got the reply finds none in flight
-      enrolled_any_ = false;
-      core_.withdraw(std::span(members_.data(), count_));
-    }
-    if (!whole_) {
-      try {
-        assemble();
-      } catch (...) {
-        answer_out_of_memory();
-      }
-    }
-    try {
-      message_->parser.release();
-    } catch (...) {  // no memory to keep a larger pool: the next parse makes a fresh one
-    }
-    trim();
-    RouterAccess::runtime(core_.router).inflight.release(admitted_);
-    admitted_ = 0;
-    {
-      // The session must not be destroyed from its completion, nor by the completion's
-      // destruction (a completion that owns its session): both would wait for themselves.
-      const HandlerScope running(core_);
-      complete(std::move(done_), reply_.empty() ? std::nullopt : std::optional<std::string_view>(reply_.view()));
-    }
-    if (reply_.capacity() > kRetainedBytes) reply_.release();
-    core_.reply_sent(*this, dispatch_ends);
-  }
-
+  // The reply, defined in session_job_reply.hpp.
+  void finish(bool dispatch_ends = false) noexcept;
+  void trim() noexcept;
+  void answer_out_of_memory() noexcept;
+  void assemble();
   // What a job keeps between messages is bounded: an idle session costs little, whatever it
   // served before.
   static constexpr std::size_t kRetainedBytes = ParsedMessage::retained_bytes;
-  void trim() noexcept {
-    message_->trim();
-    for (std::size_t i = 0; i < count_; ++i) {
-      if (members_[i]->text.capacity() > kRetainedBytes / 4) members_[i]->text.release();
-      if (members_[i]->value.capacity() > kRetainedBytes / 4) members_[i]->value.release();
-    }
-  }
-
-  // A reply that needs no memory to build (reply_ keeps its capacity from earlier messages).
-  void answer_out_of_memory() noexcept {
-    whole_ = true;
-    write_out_of_memory(reply_);  // when not even that fits, nothing at all is sent
-  }
-
-  void assemble() {
-    reply_.clear();
-    ResultWriter w(reply_);  // only used to write a -32092 in place of an oversized response
-    const Limits& limits = options().limits;
-    if (!batch_) {  // the member's response is the reply: taken over, not copied
-      Member& m = *members_[0];
-      if (m.unanswered.load(std::memory_order_relaxed)) return;  // cancelled with no answer
-      reply_.swap(m.text);
-      if (!reply_.empty()) fit_response(limits, m.request.id, 0, w, reply_);
-      return;
-    }
-    reply_.append('[');
-    bool any = false;
-    for (std::size_t i = 0; i < count_; ++i) {
-      const Member& m = *members_[i];
-      if (m.text.empty() || m.unanswered.load(std::memory_order_relaxed)) continue;
-      if (any) reply_.append(',');
-      any = true;
-      const std::size_t start = reply_.size();
-      reply_.append(m.text.view());
-      fit_response(limits, m.request.id, start, w, reply_);
-    }
-    if (any) {
-      reply_.append(']');
-    } else {
-      reply_.clear();  // only notifications: nothing is sent
-    }
-  }
 
   SessionCore& core_;
   std::unique_ptr<ParsedMessage> message_ = std::make_unique<ParsedMessage>();  // its text, parsed
@@ -795,33 +461,9 @@ class Job {
   Completion done_;
 };
 
-inline Handoff::~Handoff() {
-  if (ran_.exchange(true, std::memory_order_acq_rel)) return;
-  if (!gate_->enter()) return;  // the session has ended: its work was answered without us
-  job_.not_run(what_, work_, why_not_run);
-  job_.unref();
-  gate_->leave();
-}
-
-inline void Handoff::run() {
-  if (ran_.exchange(true, std::memory_order_acq_rel)) return;  // another copy ran, or is running
-  if (!gate_->enter()) return;  // the session has ended: its work was answered without us
-  {
-    WorkspaceLease ws;
-    switch (work_) {
-      case Work::member:
-        job_.run_task(what_, *ws);
-        break;
-      case Work::group:
-        job_.guarded_group(what_, *ws);
-        break;
-      case Work::sweep:
-        job_.run_sweep(*ws);
-        break;
-    }
-  }
-  job_.unref();
-  gate_->leave();
-}
-
 }  // namespace rpc::detail
+
+// The rest of Job's members, by concern.
+#include "session_job_executor.hpp"
+#include "session_job_groups.hpp"
+#include "session_job_reply.hpp"
