@@ -418,6 +418,13 @@ class Job {
       release();
     }
   }
+  // Why these orders are enough. A hold is taken only by a thread that already keeps the count
+  // above zero (the dispatcher's own hold, or a member it has claimed and not yet answered), so
+  // it can never revive a finished job, and it publishes nothing: relaxed. Each release comes
+  // after its members' responses are written, and is a release operation; the thread whose
+  // release brings the count to zero also acquires, so it sees every response (all earlier
+  // releases form one release sequence on the counter) when it assembles the reply. unref()
+  // pairs the same way, so the job is recycled only after every task is done with it.
   void hold() noexcept { outstanding_.fetch_add(1, std::memory_order_relaxed); }
   void release(std::size_t n = 1) noexcept {
     if (outstanding_.fetch_sub(n, std::memory_order_acq_rel) == n) finish();
