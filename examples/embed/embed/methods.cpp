@@ -60,24 +60,29 @@ void write_head(rpc::ResultWriter& w, const ModelInfo& info, std::size_t dimensi
   w.key("embeddings");
 }
 
-// Each writer below writes one call's result: its texts are rows [first, first + count) of what
-// the backend returned for the texts from `base` on.
-void write_dense(rpc::ResultWriter& w, const ModelInfo& info, const detail::EmbedParams& part,
-                 std::size_t base, const DenseVectors& vectors, std::string& text) {
-  write_head(w, info, vectors.dims, part.encoding);
+// One call's result: its texts are rows [first, first + count) of what the backend returned
+// for the texts from `base` on; `write_row(i)` writes row i, in the kind's own form.
+template <class WriteRow>
+void write_embeddings(rpc::ResultWriter& w, const ModelInfo& info, const detail::EmbedParams& part,
+                      std::size_t base, std::size_t dimensions, WriteRow&& write_row) {
+  write_head(w, info, dimensions, part.encoding);
   w.start_array();
-  for (std::size_t i = part.first - base; i < part.first - base + part.count; ++i) {
-    write_floats(w, vectors.row(i), part.encoding, text);
-  }
+  for (std::size_t i = part.first - base; i < part.first - base + part.count; ++i) write_row(i);
   w.end_array();
   w.end_object();
 }
 
+// A vector per text.
+void write_dense(rpc::ResultWriter& w, const ModelInfo& info, const detail::EmbedParams& part,
+                 std::size_t base, const DenseVectors& vectors, std::string& text) {
+  write_embeddings(w, info, part, base, vectors.dims,
+                   [&](std::size_t i) { write_floats(w, vectors.row(i), part.encoding, text); });
+}
+
+// `{"indices":[...],"values":...}` per text.
 void write_sparse(rpc::ResultWriter& w, const ModelInfo& info, const detail::EmbedParams& part,
                   std::size_t base, const SparseVectors& vectors, std::string& text) {
-  write_head(w, info, vectors.dims, part.encoding);
-  w.start_array();
-  for (std::size_t i = part.first - base; i < part.first - base + part.count; ++i) {
+  write_embeddings(w, info, part, base, vectors.dims, [&](std::size_t i) {
     w.start_object();
     w.key("indices");
     w.start_array();
@@ -86,24 +91,19 @@ void write_sparse(rpc::ResultWriter& w, const ModelInfo& info, const detail::Emb
     w.key("values");
     write_floats(w, vectors.values_of(i), part.encoding, text);
     w.end_object();
-  }
-  w.end_array();
-  w.end_object();
+  });
 }
 
+// An array of vectors (one per token) per text.
 void write_multi(rpc::ResultWriter& w, const ModelInfo& info, const detail::EmbedParams& part,
                  std::size_t base, const MultiVectors& vectors, std::string& text) {
-  write_head(w, info, vectors.vectors.dims, part.encoding);
-  w.start_array();
-  for (std::size_t i = part.first - base; i < part.first - base + part.count; ++i) {
+  write_embeddings(w, info, part, base, vectors.vectors.dims, [&](std::size_t i) {
     w.start_array();
     for (std::size_t row = vectors.offsets[i]; row < vectors.offsets[i + 1]; ++row) {
       write_floats(w, vectors.vectors.row(row), part.encoding, text);
     }
     w.end_array();
-  }
-  w.end_array();
-  w.end_object();
+  });
 }
 
 void rerank(const Backend& backend, const MethodsOptions& options, const rpc::Params& params,
