@@ -90,9 +90,8 @@ BATCHRPC_DECL void serve_stream(Session& session, const StreamReader& read,
  * are retried. They are not closed. A peer that has gone away is a failed write, never
  * a SIGPIPE: a socket is written with `MSG_NOSIGNAL`, anything else with SIGPIPE blocked on
  * the writing thread (a SIGPIPE that write raised is taken off that thread), so the process
- * needs no SIGPIPE handling. On the thread that calls it, SIGPIPE stays blocked for the whole
- * call (its replies then cost no signal-mask system calls): a handler run there that writes
- * to a broken pipe of its own gets `EPIPE`, and the SIGPIPE is taken off when the call returns.
+ * needs no SIGPIPE handling. SIGPIPE is blocked for the write alone: handlers, and threads
+ * started meanwhile, see the signal mask as the caller left it.
  */
 BATCHRPC_DECL void serve_stream(Session& session, int in_fd, int out_fd, StreamOptions options = {});
 #endif

@@ -527,10 +527,17 @@ TEST_SUITE("stream") {
     }) == "returned pending=0 blocked=1; returned pending=1 blocked=1");
   }
 
-  TEST_CASE("fds: SIGPIPE is blocked on the calling thread while serve_stream runs, as before after") {
+  TEST_CASE("fds: handlers see the signal mask as the caller left it, and what they change stays") {
     CHECK(in_child([] {
       rpc::Router router;
-      router.add("state", [] { return sigpipe_state(); });  // runs on the reading thread
+      router.add("state", [] {  // runs on the thread that called serve_stream
+        const std::string seen = sigpipe_state();
+        sigset_t usr1;
+        sigemptyset(&usr1);
+        sigaddset(&usr1, SIGUSR1);
+        pthread_sigmask(SIG_BLOCK, &usr1, nullptr);
+        return seen;
+      });
       rpc::Session session(router);
       int to_server[2];
       int from_server[2];
@@ -540,8 +547,28 @@ TEST_SUITE("stream") {
       rpc::serve_stream(session, to_server[0], from_server[1]);
       ::close(to_server[0]);
       ::close(from_server[1]);
-      return read_all(from_server[0]) + "after: " + sigpipe_state();
-    }) == R"({"jsonrpc":"2.0","id":1,"result":"pending=0 blocked=1"})" "\nafter: pending=0 blocked=0");
+      sigset_t mask;
+      pthread_sigmask(SIG_BLOCK, nullptr, &mask);
+      return read_all(from_server[0]) + "after: " + sigpipe_state() +
+             " usr1_blocked=" + std::to_string(sigismember(&mask, SIGUSR1));
+    }) == R"({"jsonrpc":"2.0","id":1,"result":"pending=0 blocked=0"})" "\nafter: pending=0 blocked=0 usr1_blocked=1");
+  }
+
+  TEST_CASE("fds: a SIGPIPE that no write of ours raised is left alone") {
+    // Sent to the whole process from a handler, while replies are written to a pipe: it is
+    // not taken for the reply's, so SIG_DFL ends the process as it would without batchrpc.
+    CHECK(in_child([] {
+      rpc::Router router;
+      router.add("k", [] { return ::kill(::getpid(), SIGPIPE); });
+      rpc::Session session(router);
+      int to_server[2];
+      int from_server[2];
+      if (::pipe(to_server) != 0 || ::pipe(from_server) != 0) return std::string("no pipe");
+      write_all(to_server[1], R"({"jsonrpc":"2.0","method":"k","id":1})" "\n");
+      ::close(to_server[1]);
+      rpc::serve_stream(session, to_server[0], from_server[1]);
+      return std::string("survived");
+    }) == "killed by signal " + std::to_string(SIGPIPE));
   }
 
   TEST_CASE("iostreams: std::cout on a pipe whose reader is gone is a failed write, not SIGPIPE") {

@@ -25,7 +25,9 @@
 #include "stream_posix.ipp"
 #else
 namespace rpc::inline BATCHRPC_ABI::detail {
-struct SigpipeBlock {};  // no SIGPIPE to block outside POSIX
+struct SigpipeBlock {  // no SIGPIPE to block outside POSIX
+  void succeeded() noexcept {}
+};
 }  // namespace rpc::detail
 #endif
 
@@ -192,12 +194,13 @@ BATCHRPC_DECL void serve_stream(Session& session, std::istream& in, std::ostream
     return static_cast<std::ptrdiff_t>(n);
   };
   const StreamWriter write = [&out](std::string_view bytes) {
-    [[maybe_unused]] const detail::SigpipeBlock block;  // std::cout may be a pipe whose reader is gone
+    detail::SigpipeBlock block;  // std::cout may be a pipe whose reader is gone
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     out.flush();
-    return static_cast<bool>(out);
+    if (!out) return false;
+    block.succeeded();
+    return true;
   };
-  [[maybe_unused]] const detail::SigpipeBlock block;  // for the whole call: see stream_posix.ipp
   serve_stream(session, read, write, options);
 }
 

@@ -11,7 +11,6 @@
 
 #include <cerrno>
 #include <cstddef>
-#include <optional>
 #include <string_view>
 
 #include "../config.hpp"
@@ -22,31 +21,34 @@ namespace rpc::inline BATCHRPC_ABI {
 namespace detail {
 
 // Blocks SIGPIPE on this thread while it lives, so that writing to a pipe whose reader is
-// gone fails with EPIPE instead of killing the process. A SIGPIPE that became pending
-// meanwhile was raised by that write (it is directed at the writing thread) and is taken off
-// before the old mask comes back; one that was pending before is left alone.
-// Blocks nest: only the outermost one on a thread changes the mask, so serve_stream holds one
-// on its reading thread for the whole call and the writes made there cost no system call
-// for the signal mask (four per write otherwise).
+// gone fails with EPIPE instead of killing the process. Unless the write is known to have
+// succeeded (succeeded()), a SIGPIPE that became pending meanwhile was raised by it (it is
+// directed at the writing thread) and is taken off before SIGPIPE is unblocked again; one that
+// was pending before is left alone. A write that succeeded raised none, so a SIGPIPE from
+// elsewhere is then left to be delivered. Only SIGPIPE's own bit is restored, and only user
+// code that writes (an ostream's buffer) runs inside. Usually two system calls in all: on a
+// thread that had SIGPIPE unblocked, none can be pending when the block starts.
 class SigpipeBlock {
  public:
   SigpipeBlock() {
-    if (depth()++ > 0) return;
     sigemptyset(&sigpipe_);
     sigaddset(&sigpipe_, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &sigpipe_, &old_mask_);
-    was_pending_ = pending();
+    was_blocked_ = sigismember(&old_mask_, SIGPIPE) == 1;
+    was_pending_ = was_blocked_ && pending();  // unblocked, it would have been delivered
   }
   ~SigpipeBlock() {
-    if (--depth() > 0) return;
-    if (!was_pending_ && pending()) {
+    if (!succeeded_ && !was_pending_ && pending()) {
       int taken = 0;
       sigwait(&sigpipe_, &taken);  // returns at once: it is pending and blocked
     }
-    pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
+    if (!was_blocked_) pthread_sigmask(SIG_UNBLOCK, &sigpipe_, nullptr);
   }
   SigpipeBlock(const SigpipeBlock&) = delete;
   SigpipeBlock& operator=(const SigpipeBlock&) = delete;
+
+  // The write made under this block succeeded: it raised no SIGPIPE.
+  void succeeded() noexcept { succeeded_ = true; }
 
  private:
   [[nodiscard]] static bool pending() {
@@ -54,15 +56,12 @@ class SigpipeBlock {
     sigemptyset(&set);
     return sigpending(&set) == 0 && sigismember(&set, SIGPIPE) == 1;
   }
-  // How many blocks this thread holds.
-  static int& depth() {
-    static thread_local int blocks = 0;
-    return blocks;
-  }
 
   sigset_t sigpipe_{};
   sigset_t old_mask_{};
+  bool was_blocked_ = false;
   bool was_pending_ = false;
+  bool succeeded_ = false;
 };
 
 // Waits until `fd` is ready for `events` (a non-blocking fd said EAGAIN); false if it cannot.
@@ -91,13 +90,9 @@ inline constexpr int no_sigpipe = MSG_NOSIGNAL;
 inline constexpr int no_sigpipe = 0;  // none here: a socket is written as a pipe is
 #endif
 
-// Writes all of `bytes`, waiting on a non-blocking fd; false once the fd fails (the peer is
-// gone). Never raises SIGPIPE: a socket is written with MSG_NOSIGNAL, anything else (a pipe,
-// as stdout often is) with SIGPIPE blocked on this thread.
-inline bool write_fd(int fd, bool socket, std::string_view bytes) {
-  const bool use_send = socket && no_sigpipe != 0;
-  std::optional<SigpipeBlock> block;
-  if (!use_send) block.emplace();
+// Writes all of `bytes` (with send() and MSG_NOSIGNAL when `use_send`), waiting on a
+// non-blocking fd; false once the fd fails.
+inline bool write_whole(int fd, bool use_send, std::string_view bytes) {
   while (!bytes.empty()) {
     const ssize_t n = use_send ? ::send(fd, bytes.data(), bytes.size(), no_sigpipe)
                                : ::write(fd, bytes.data(), bytes.size());
@@ -112,6 +107,18 @@ inline bool write_fd(int fd, bool socket, std::string_view bytes) {
   return true;
 }
 
+// Writes all of `bytes`, waiting on a non-blocking fd; false once the fd fails (the peer is
+// gone). Never raises SIGPIPE: a socket is written with MSG_NOSIGNAL, anything else (a pipe,
+// as stdout often is) with SIGPIPE blocked on this thread.
+inline bool write_fd(int fd, bool socket, std::string_view bytes) {
+  const bool use_send = socket && no_sigpipe != 0;
+  if (use_send) return write_whole(fd, true, bytes);
+  SigpipeBlock block;
+  if (!write_whole(fd, false, bytes)) return false;
+  block.succeeded();
+  return true;
+}
+
 inline bool is_socket(int fd) {
   struct stat st {};
   return ::fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
@@ -121,13 +128,9 @@ inline bool is_socket(int fd) {
 
 BATCHRPC_DECL void serve_stream(Session& session, int in_fd, int out_fd, StreamOptions options) {
   const StreamReader read = [in_fd](char* data, std::size_t size) { return detail::read_fd(in_fd, data, size); };
-  const bool socket = detail::is_socket(out_fd);
-  const StreamWriter write = [out_fd, socket](std::string_view bytes) {
+  const StreamWriter write = [out_fd, socket = detail::is_socket(out_fd)](std::string_view bytes) {
     return detail::write_fd(out_fd, socket, bytes);
   };
-  // Replies written on this thread find SIGPIPE blocked already (see SigpipeBlock).
-  std::optional<detail::SigpipeBlock> block;
-  if (!socket || detail::no_sigpipe == 0) block.emplace();
   serve_stream(session, read, write, options);
 }
 
