@@ -80,13 +80,9 @@ BATCHRPC_DECL bool id_key(const RequestId& id, std::string& key);
 
 class SessionCore {
  public:
-  SessionCore(Session& owner_session, const Router& routes, SessionOptions options)
-      : owner(owner_session), router(routes), executor(options.executor),
-        capabilities(sorted_set(std::move(options.capabilities))),
-        unmatched_response(std::move(options.unmatched_response)),
-        peer(std::make_shared<PeerChannel>(routes.options().limits.max_response_bytes)) {
-    if (executor != nullptr) executor_alive = ExecutorAccess::alive(*executor);
-  }
+  // Defined in impl/session.ipp, where Job is complete: from C++23 on, destroying the jobs
+  // (as a constructor that throws does) is instantiated with the constructor.
+  BATCHRPC_DECL SessionCore(Session& owner_session, const Router& routes, SessionOptions options);
 
   // True when the session's executor has been destroyed (a lifetime bug the session survives).
   [[nodiscard]] bool executor_gone() const {

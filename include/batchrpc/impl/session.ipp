@@ -119,6 +119,14 @@ BATCHRPC_DECL std::size_t answer_waiting_in(Session& session) {
   return SessionAccess::core(session).answer_waiting();
 }
 
+BATCHRPC_DECL SessionCore::SessionCore(Session& owner_session, const Router& routes, SessionOptions options)
+    : owner(owner_session), router(routes), executor(options.executor),
+      capabilities(sorted_set(std::move(options.capabilities))),
+      unmatched_response(std::move(options.unmatched_response)),
+      peer(std::make_shared<PeerChannel>(routes.options().limits.max_response_bytes)) {
+  if (executor != nullptr) executor_alive = ExecutorAccess::alive(*executor);
+}
+
 BATCHRPC_DECL void SessionCore::answer_cancelled(Member& m) { m.job->cancelled_before_start(m.index); }
 
 // The calling thread's parsed message for the fast path, taken while in use: a handler or
