@@ -109,7 +109,7 @@ BATCHRPC_DECL bool Progress::report(double done, double total, std::string_view 
     std::lock_guard<std::mutex> lock(state_->mutex);
     // MCP's progress must increase with every notification; LSP may repeat a percentage with a
     // new message.
-    // (Both are finite here.)
+    // Neither is NaN here: `done` is finite, `last` finite or -infinity before the first report.
     const bool repeats_or_goes_back = dialect_ == Dialect::mcp ? !(done > state_->last) : done < state_->last;
     if (state_->ended || repeats_or_goes_back) return false;
     state_->last = done;

@@ -376,7 +376,7 @@ class HttpConnection final : public Connection,
             options.protocol_versions.end()) {
       return respond(http::status::bad_request, "Unsupported MCP-Protocol-Version\n", keep_alive);
     }
-    const http::verb verb = request.method();  // of Beast's 34 verbs, three are served
+    const http::verb verb = request.method();  // of Beast's many verbs, three are served
     if (verb == http::verb::post) return mcp_post(std::move(request), keep_alive);
     if (verb == http::verb::get && options.listen_stream) return mcp_listen(std::move(request), keep_alive);
     if (verb == http::verb::delete_) return mcp_delete(request, keep_alive);
