@@ -151,6 +151,23 @@ std::string in_child(Body body) {
 }
 
 // Serves `input` (already written, the peer's writing end closed) from a pipe, writing to a
+// pipe read once serve_stream has returned (so the replies must fit in the pipe's buffer);
+// returns what was written.
+std::string serve_through_pipes(const std::string& input, rpc::Session& session) {
+  int to_server[2];
+  int from_server[2];
+  if (::pipe(to_server) != 0 || ::pipe(from_server) != 0) return "no pipe";
+  write_all(to_server[1], input);
+  ::close(to_server[1]);
+  rpc::serve_stream(session, to_server[0], from_server[1]);
+  ::close(to_server[0]);
+  ::close(from_server[1]);
+  std::string written = read_all(from_server[0]);
+  ::close(from_server[0]);
+  return written;
+}
+
+// Serves `input` (already written, the peer's writing end closed) from a pipe, writing to a
 // pipe whose reading end is closed: the peer is gone before the first reply.
 std::string serve_to_closed_pipe(const std::string& input, rpc::Session& session) {
   int to_server[2];
@@ -539,17 +556,10 @@ TEST_SUITE("stream") {
         return seen;
       });
       rpc::Session session(router);
-      int to_server[2];
-      int from_server[2];
-      if (::pipe(to_server) != 0 || ::pipe(from_server) != 0) return std::string("no pipe");
-      write_all(to_server[1], R"({"jsonrpc":"2.0","method":"state","id":1})" "\n");
-      ::close(to_server[1]);
-      rpc::serve_stream(session, to_server[0], from_server[1]);
-      ::close(to_server[0]);
-      ::close(from_server[1]);
+      const std::string replies = serve_through_pipes(R"({"jsonrpc":"2.0","method":"state","id":1})" "\n", session);
       sigset_t mask;
       pthread_sigmask(SIG_BLOCK, nullptr, &mask);
-      return read_all(from_server[0]) + "after: " + sigpipe_state() +
+      return replies + "after: " + sigpipe_state() +
              " usr1_blocked=" + std::to_string(sigismember(&mask, SIGUSR1));
     }) == R"({"jsonrpc":"2.0","id":1,"result":"pending=0 blocked=0"})" "\nafter: pending=0 blocked=0 usr1_blocked=1");
   }
@@ -561,13 +571,7 @@ TEST_SUITE("stream") {
       rpc::Router router;
       router.add("k", [] { return ::kill(::getpid(), SIGPIPE); });
       rpc::Session session(router);
-      int to_server[2];
-      int from_server[2];
-      if (::pipe(to_server) != 0 || ::pipe(from_server) != 0) return std::string("no pipe");
-      write_all(to_server[1], R"({"jsonrpc":"2.0","method":"k","id":1})" "\n");
-      ::close(to_server[1]);
-      rpc::serve_stream(session, to_server[0], from_server[1]);
-      return std::string("survived");
+      return "survived: " + serve_through_pipes(R"({"jsonrpc":"2.0","method":"k","id":1})" "\n", session);
     }) == "killed by signal " + std::to_string(SIGPIPE));
   }
 
