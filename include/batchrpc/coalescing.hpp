@@ -20,13 +20,20 @@ namespace rpc::inline BATCHRPC_ABI {
  * a group at once, on the thread that handles its message, with the calls queued before it: a
  * lone client waits for nothing. Otherwise it is queued; the method's batcher threads run the
  * queued calls as one group as soon as no group runs, or, while fewer than
- * `max_concurrent_groups` run, once `max_group` of them are queued or the oldest has waited
- * `max_wait`. Waiting while a group runs is what lets the next one grow.
+ * `max_concurrent_groups` run, once `max_group` of them are queued, the oldest has waited
+ * `max_wait`, or none has joined for `max_quiet`. Waiting while a group runs is what lets the
+ * next one grow. A group that starts while more could start beside it takes only its share of
+ * the queue (half of it, with room for two), and the rest start at once as another group, so
+ * that the calls keep every group the settings allow busy.
  */
 struct Coalescing {
   /// How long queued calls may wait for a running group to end before their own group starts
   /// beside it (only when `max_concurrent_groups` allows one more).
   std::chrono::microseconds max_wait{1000};
+  /// How long the queue may go without a new call before its group starts beside the running
+  /// ones (again only when `max_concurrent_groups` allows one more): when the callers stop
+  /// coming, waiting longer grows no group. At or above `max_wait`, only `max_wait` counts.
+  std::chrono::microseconds max_quiet{100};
   /// The most calls in one group (at least 1).
   std::size_t max_group = 64;
   /// How many groups of the method may run at once, and so how many batcher threads it has (at

@@ -197,8 +197,9 @@ class Router {
    * method, started when a call first has to queue, and joined by the router's destructor after
    * they have run what is queued (the sessions must end first, as always; never destroy the
    * router from a handler). Queued groups run on those threads, not on a session's executor.
-   * @throws std::invalid_argument if `name` is not a method registered with `add_batched`, or
-   * `settings.max_group` is 0.
+   * @throws std::invalid_argument if `name` is not a method registered with `add_batched`,
+   * `settings.max_wait` or `settings.max_quiet` is negative, or `settings.max_group` or
+   * `settings.max_concurrent_groups` is 0.
    * Not thread-safe: call before the first `handle`.
    */
   BATCHRPC_DECL Router& coalesce(std::string_view name, Coalescing settings = {});

@@ -322,7 +322,7 @@ TEST_SUITE("coalesce") {
 
   TEST_CASE("max_group bounds a group; a full queue starts a group beside the running one") {
     watchdog::must_finish("coalesce: max_group", [] {
-      Fixture f({.max_wait = 10s, .max_group = 2, .max_concurrent_groups = 2});
+      Fixture f({.max_wait = 10s, .max_quiet = 10s, .max_group = 2, .max_concurrent_groups = 2});
       HeldFirstGroup held(f);
       std::vector<std::unique_ptr<rpc::Session>> sessions;
       std::vector<Reply> replies(5);
@@ -380,7 +380,7 @@ TEST_SUITE("coalesce") {
 
   TEST_CASE("a call that waited max_wait starts its group beside the running one") {
     watchdog::must_finish("coalesce: max_wait", [] {
-      Fixture f({.max_wait = 20ms, .max_concurrent_groups = 2});
+      Fixture f({.max_wait = 20ms, .max_quiet = 10s, .max_concurrent_groups = 2});
       HeldFirstGroup held(f);
       rpc::Session b(f.router, math());
       Reply rb;
@@ -392,9 +392,56 @@ TEST_SUITE("coalesce") {
     });
   }
 
+  TEST_CASE("calls that stop coming start their group beside the running one after max_quiet") {
+    watchdog::must_finish("coalesce: max_quiet", [] {
+      Fixture f({.max_wait = 10s, .max_quiet = 1s, .max_concurrent_groups = 2});
+      HeldFirstGroup held(f);
+      rpc::Session b(f.router, math());
+      rpc::Session c(f.router, math());
+      Reply rb;
+      Reply rc;
+      b.handle(twice(2, "2"), rb.sink());
+      std::this_thread::sleep_for(100ms);  // within b's quiet period: c joins b's group
+      c.handle(twice(3, "3"), rc.sink());
+      REQUIRE(f.blocker.wait_entered(2));  // a second after c, long before max_wait
+      CHECK_FALSE(rb.ready());
+      held.release();
+      CHECK(rb.get() == doubled(2, 2));
+      CHECK(rc.get() == doubled(3, 3));
+      CHECK(f.seen() == Groups{{"1"}, {"2", "3"}});
+    });
+  }
+
+  TEST_CASE("a group that starts with room for another beside it takes its share of the queue") {
+    watchdog::must_finish("coalesce: shares", [] {
+      Fixture f({.max_wait = 10s, .max_quiet = 10s, .max_concurrent_groups = 2});
+      HeldFirstGroup held(f);
+      std::vector<std::unique_ptr<rpc::Session>> sessions;
+      std::vector<Reply> replies(5);
+      for (int k = 0; k < 5; ++k) {
+        sessions.push_back(std::make_unique<rpc::Session>(f.router, math()));
+        sessions.back()->handle(twice(10 + k, std::to_string(k)), replies[index(k)].sink());
+      }
+      f.blocker.let_one_through();  // the first group ends; the five queued calls may start
+      // Two groups, three calls and two, both inside the handler at once.
+      REQUIRE(f.blocker.wait_entered(3));
+      Groups seen = f.seen();
+      REQUIRE(seen.size() == 3);
+      const Groups shares{{"10", "11", "12"}, {"13", "14"}};
+      const Groups reversed{shares[1], shares[0]};  // which of the two entered first is not ours
+      CHECK((Groups(seen.begin() + 1, seen.end()) == shares || Groups(seen.begin() + 1, seen.end()) == reversed));
+      CHECK(f.threads[1] != f.threads[2]);
+      held.release();
+      for (int k = 0; k < 5; ++k) CHECK(replies[index(k)].get() == doubled(10 + k, k));
+    });
+  }
+
   TEST_CASE("many clients at once: every reply byte-identical to the uncoalesced one") {
-    watchdog::must_finish("coalesce: many clients", [] {
-      Fixture f;
+    const rpc::Coalescing settings[] = {
+        {}, {.max_concurrent_groups = 2}, {.max_wait = 200us, .max_quiet = 20us, .max_group = 3, .max_concurrent_groups = 3}};
+    for (const rpc::Coalescing& setting : settings) watchdog::must_finish("coalesce: many clients", [&] {
+      CAPTURE(setting.max_concurrent_groups);
+      Fixture f(setting);
       rpc::ThreadPool pool(2);
       const std::vector<std::string> messages = {
           twice(1, "1"), twice(2, "-2"), twice(3, R"("three")"), R"({"jsonrpc":"2.0","method":"twice","params":[4]})",
@@ -539,6 +586,8 @@ TEST_SUITE("coalesce") {
     CHECK(message("absent", {}) == R"(batchrpc: coalesce("absent"): not a method registered with add_batched)");
     CHECK(message("batched", {.max_wait = std::chrono::microseconds(-1)}) ==
           "batchrpc: Coalescing::max_wait cannot be negative");
+    CHECK(message("batched", {.max_quiet = std::chrono::microseconds(-1)}) ==
+          "batchrpc: Coalescing::max_quiet cannot be negative");
     CHECK(message("batched", {.max_group = 0}) == "batchrpc: Coalescing::max_group must be at least 1");
     CHECK(message("batched", {.max_concurrent_groups = 0}) ==
           "batchrpc: Coalescing::max_concurrent_groups must be at least 1");

@@ -5,8 +5,10 @@
 // Who runs a group: a call that finds no group running (and may run where it is) runs one at
 // once on its own thread, taking the oldest queued calls with it; other calls are queued for the
 // batcher threads (max_concurrent_groups of them), one of which starts their group when no
-// group runs or, while fewer than max_concurrent_groups run, once max_group are queued or the
-// oldest has waited max_wait. Waiting while another group runs is what lets a group grow.
+// group runs or, while fewer than max_concurrent_groups run, once max_group are queued, the
+// oldest has waited max_wait, or none has joined for max_quiet. Waiting while another group
+// runs is what lets a group grow. A group that starts with room for more beside it takes only
+// its share of the queue, so that the queued calls keep every allowed group busy.
 // `running_` counts the groups running, callers' and the batchers'.
 //
 // A queued call belongs to a session's job and is kept there as a member still `queued`: a
@@ -71,7 +73,9 @@ class Coalescer {
 
  private:
   BATCHRPC_DECL void work(std::stop_token stop) noexcept;
-  BATCHRPC_DECL void take(Runner& runner) noexcept;  // under mutex_
+  // Moves the runner's share of the oldest queued calls into it; true when it left some for
+  // another group to start at once. Under mutex_.
+  BATCHRPC_DECL bool take(Runner& runner) noexcept;
   BATCHRPC_DECL void run(Runner& runner, Workspace& ws) noexcept;
   BATCHRPC_DECL void ran(Runner* caller) noexcept;
   class RunningGroup;  // marks the thread running one of our groups
@@ -83,6 +87,7 @@ class Coalescer {
   std::condition_variable_any wake_;  // the batcher waits here
   std::deque<CoalescedCall> queue_;   // oldest first
   std::size_t running_ = 0;
+  bool left_for_others_ = false;  // the last group to start left calls to start beside it
   std::vector<std::unique_ptr<Runner>> idle_runners_;  // callers', reused; room for every one made
   std::size_t runners_made_ = 0;
   // The batcher threads (a std::vector<std::jthread>, held as void so that the router's headers

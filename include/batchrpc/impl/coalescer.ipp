@@ -68,16 +68,23 @@ BATCHRPC_DECL Coalescer::Runner* Coalescer::submit(std::span<const CoalescedCall
     ++running_;
     return runner.release();
   }
+  // A batcher has something new to decide only when the queue was empty, when no group runs,
+  // or when the queue is full; otherwise it wakes at the time it waits for, or when a group
+  // ends, and looks again then. Waking it for every call would cost each call a context switch.
+  const bool news = before == 0 || running_ == 0 ||
+                    (queue_.size() >= settings_.max_group && running_ < settings_.max_concurrent_groups);
   lock.unlock();
-  wake_.notify_all();  // few batchers: wake them all, and let the one that may start start
+  if (news) wake_.notify_all();  // few batchers: wake them all, and let the one that may start start
   return nullptr;
 }
 
 BATCHRPC_DECL void Coalescer::run_here(Runner& runner) noexcept {
+  bool shared = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    take(runner);
+    shared = take(runner);
   }
+  if (shared) wake_.notify_all();
   {
     WorkspaceLease ws;
     run(runner, *ws);
@@ -103,25 +110,31 @@ BATCHRPC_DECL void Coalescer::work(std::stop_token stop) noexcept {
     wake_.wait(lock, stop, [this] { return !queue_.empty(); });
     if (queue_.empty()) return;  // stopping, and nothing left to run
     // While another group runs, the queued calls wait (and their group grows) until it ends,
-    // or, with room for one more group, until max_group are queued or the oldest has waited
-    // max_wait. When stopping, they run at once.
-    const auto due = queue_.front().since + settings_.max_wait;
-    const auto may_start = [&] {
-      if (running_ == 0 || stop.stop_requested()) return true;
-      return running_ < settings_.max_concurrent_groups &&
-             (queue_.size() >= settings_.max_group || std::chrono::steady_clock::now() >= due);
+    // or, with room for one more group, until max_group are queued, the oldest has waited
+    // max_wait, none has joined for max_quiet, or a group just started left them for another
+    // (see take). When stopping, they run at once.
+    const auto start_by = [&] {
+      return std::min(queue_.front().since + settings_.max_wait, queue_.back().since + settings_.max_quiet);
     };
+    const auto may_start = [&] {
+      if (queue_.empty() || running_ == 0 || stop.stop_requested()) return true;
+      return running_ < settings_.max_concurrent_groups &&
+             (left_for_others_ || queue_.size() >= settings_.max_group ||
+              std::chrono::steady_clock::now() >= start_by());
+    };
+    // Woken early, or at a time a later call has since put off, it checks again and waits on.
     while (!may_start()) {
       if (running_ < settings_.max_concurrent_groups) {
-        wake_.wait_until(lock, stop, due, may_start);
+        wake_.wait_until(lock, stop, start_by(), may_start);
       } else {
         wake_.wait(lock, stop, may_start);
       }
     }
     if (queue_.empty()) continue;  // another thread took them meanwhile
-    take(runner);
     ++running_;
+    const bool shared = take(runner);
     lock.unlock();
+    if (shared) wake_.notify_all();
     {
       WorkspaceLease ws;
       run(runner, *ws);
@@ -131,9 +144,21 @@ BATCHRPC_DECL void Coalescer::work(std::stop_token stop) noexcept {
   }
 }
 
-BATCHRPC_DECL void Coalescer::take(Runner& runner) noexcept {
+// A group that starts while more could start beside it takes only its share of the queue, and
+// leaves the rest to start at once on another batcher: with 64 calls queued and room for two
+// groups, two groups of 32 keep two cores busy, where one of 64 would keep one busy and the
+// callers of the other half waiting. `running_` already counts the group taking.
+BATCHRPC_DECL bool Coalescer::take(Runner& runner) noexcept {
   runner.calls.clear();
-  const std::size_t n = std::min(queue_.size(), settings_.max_group);
+  // A nested group (see submit) takes all it may: its caller's group waits for it. Nested
+  // groups may also run past the bound.
+  const bool nested = running_group_of == this;
+  const std::size_t slots = !nested && running_ <= settings_.max_concurrent_groups
+                                ? settings_.max_concurrent_groups - running_ + 1
+                                : 1;
+  const std::size_t queued = queue_.size();
+  const std::size_t share = (queued + slots - 1) / slots;
+  const std::size_t n = std::min(share, settings_.max_group);
   try {
     runner.calls.reserve(n);
   } catch (...) {  // no memory: take what fits (the rest wait for the next group)
@@ -143,6 +168,8 @@ BATCHRPC_DECL void Coalescer::take(Runner& runner) noexcept {
     runner.calls.push_back(std::move(queue_.front()));
     queue_.pop_front();
   }
+  left_for_others_ = share < std::min(queued, settings_.max_group);
+  return left_for_others_;
 }
 
 BATCHRPC_DECL bool Coalescer::from_several_jobs(std::span<const GroupMember> members) noexcept {

@@ -55,6 +55,7 @@ BATCHRPC_DECL Router& Router::coalesce(std::string_view name, Coalescing setting
                                 "\"): not a method registered with add_batched");
   }
   if (settings.max_wait.count() < 0) throw std::invalid_argument("batchrpc: Coalescing::max_wait cannot be negative");
+  if (settings.max_quiet.count() < 0) throw std::invalid_argument("batchrpc: Coalescing::max_quiet cannot be negative");
   if (settings.max_group == 0) throw std::invalid_argument("batchrpc: Coalescing::max_group must be at least 1");
   if (settings.max_concurrent_groups == 0) {
     throw std::invalid_argument("batchrpc: Coalescing::max_concurrent_groups must be at least 1");
