@@ -7,6 +7,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -131,7 +132,23 @@ class PipeServer {
   std::vector<char> buffer_ = std::vector<char>(std::size_t{1} << 16);
 };
 
-void BM_PipePing(benchmark::State& state) {
+// SIGPIPE set to SIG_IGN while it lives, as servers often set it, and put back after.
+class SigpipeIgnored {
+ public:
+  SigpipeIgnored() {
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    ::sigaction(SIGPIPE, &ignore, &saved_);
+  }
+  ~SigpipeIgnored() { ::sigaction(SIGPIPE, &saved_, nullptr); }
+  SigpipeIgnored(const SigpipeIgnored&) = delete;
+  SigpipeIgnored& operator=(const SigpipeIgnored&) = delete;
+
+ private:
+  struct sigaction saved_ {};
+};
+
+void pipe_ping(benchmark::State& state) {
   const auto size = static_cast<std::size_t>(state.range(0));
   const std::size_t lines = kRequests / size;
   const std::string batch = bench::batch(size, bench::ping);
@@ -146,7 +163,16 @@ void BM_PipePing(benchmark::State& state) {
   if (!server.error().empty()) state.SkipWithError(server.error().c_str());
 }
 
+void BM_PipePing(benchmark::State& state) { pipe_ping(state); }
+
+// The same, in a process that ignores SIGPIPE: the server then writes without blocking it.
+void BM_PipePingSigpipeIgnored(benchmark::State& state) {
+  const SigpipeIgnored ignored;
+  pipe_ping(state);
+}
+
 }  // namespace
 
 // Wall time: the work is split between two threads.
 BENCHMARK(BM_PipePing)->Arg(100)->UseRealTime();
+BENCHMARK(BM_PipePingSigpipeIgnored)->Arg(100)->UseRealTime();

@@ -91,12 +91,16 @@ BATCHRPC_DECL void serve_stream(Session& session, const StreamReader& read,
  * a SIGPIPE: a socket is written with `MSG_NOSIGNAL`, anything else with SIGPIPE blocked on
  * the writing thread (a SIGPIPE that write raised is taken off that thread), so the process
  * needs no SIGPIPE handling. SIGPIPE is blocked for the write alone: handlers, and threads
- * started meanwhile, see the signal mask as the caller left it.
+ * started meanwhile, see the signal mask as the caller left it. When the process ignores
+ * SIGPIPE as the call begins (`signal(SIGPIPE, SIG_IGN)`, as many servers do), writes are
+ * made without blocking it, two system calls fewer each; a handler that stops ignoring it
+ * during the call should not.
  */
 BATCHRPC_DECL void serve_stream(Session& session, int in_fd, int out_fd, StreamOptions options = {});
 #endif
 
-/// `serve_stream` on standard streams; `out` is written with SIGPIPE blocked as above.
+/// `serve_stream` on standard streams; `out` is written with SIGPIPE blocked as above (unless
+/// the process ignores it as the call begins).
 BATCHRPC_DECL void serve_stream(Session& session, std::istream& in, std::ostream& out,
                                 StreamOptions options = {});
 

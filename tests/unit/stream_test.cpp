@@ -512,6 +512,17 @@ TEST_SUITE("stream") {
     }) == "returned notes=0 pending=0 blocked=0");
   }
 
+  TEST_CASE("fds: in a process that ignores SIGPIPE, a peer gone from a pipe is a failed write") {
+    CHECK(in_child([] {
+      std::signal(SIGPIPE, SIG_IGN);  // looked up when serving begins: writes need no block
+      std::atomic<int> notes{0};
+      rpc::Router router = make_router(notes);
+      rpc::Session session(router);
+      const std::string result = serve_to_closed_pipe(add_1 + "\n" + note + "\n", session);
+      return result + " notes=" + std::to_string(notes.load()) + " " + sigpipe_state();
+    }) == "returned notes=0 pending=0 blocked=0");
+  }
+
   TEST_CASE("fds: a peer gone from a socket is a failed write, not SIGPIPE") {
     CHECK(in_child([] {
       std::atomic<int> notes{0};

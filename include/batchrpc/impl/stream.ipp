@@ -25,9 +25,11 @@
 #include "stream_posix.ipp"
 #else
 namespace rpc::inline BATCHRPC_ABI::detail {
-struct SigpipeBlock {  // no SIGPIPE to block outside POSIX
-  void succeeded() noexcept {}
-};
+inline bool sigpipe_ignored() noexcept { return true; }  // no SIGPIPE outside POSIX
+template <class Write>
+bool without_sigpipe(bool, Write&& write) {
+  return write();
+}
 }  // namespace rpc::detail
 #endif
 
@@ -193,13 +195,13 @@ BATCHRPC_DECL void serve_stream(Session& session, std::istream& in, std::ostream
     }
     return static_cast<std::ptrdiff_t>(n);
   };
-  const StreamWriter write = [&out](std::string_view bytes) {
-    detail::SigpipeBlock block;  // std::cout may be a pipe whose reader is gone
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.flush();
-    if (!out) return false;
-    block.succeeded();
-    return true;
+  // std::cout may be a pipe whose reader is gone.
+  const StreamWriter write = [&out, ignored = detail::sigpipe_ignored()](std::string_view bytes) {
+    return detail::without_sigpipe(ignored, [&] {
+      out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+      out.flush();
+      return static_cast<bool>(out);
+    });
   };
   serve_stream(session, read, write, options);
 }

@@ -64,6 +64,25 @@ class SigpipeBlock {
   bool succeeded_ = false;
 };
 
+// SIGPIPE is ignored by the process (as servers often set it): a write to a pipe whose reader
+// is gone then fails with EPIPE, and needs no block.
+inline bool sigpipe_ignored() noexcept {
+  struct sigaction action {};
+  return ::sigaction(SIGPIPE, nullptr, &action) == 0 && (action.sa_flags & SA_SIGINFO) == 0 &&
+         action.sa_handler == SIG_IGN;
+}
+
+// Runs `write` (true when it succeeded) so that it cannot raise SIGPIPE: as it is when the
+// process ignores SIGPIPE (`ignored`, looked up when serving began), else inside a SigpipeBlock.
+template <class Write>
+bool without_sigpipe(bool ignored, Write&& write) {
+  if (ignored) return write();
+  SigpipeBlock block;
+  if (!write()) return false;
+  block.succeeded();
+  return true;
+}
+
 // Waits until `fd` is ready for `events` (a non-blocking fd said EAGAIN); false if it cannot.
 inline bool wait_ready(int fd, short events) {
   pollfd p{fd, events, 0};
@@ -109,14 +128,11 @@ inline bool write_whole(int fd, bool use_send, std::string_view bytes) {
 
 // Writes all of `bytes`, waiting on a non-blocking fd; false once the fd fails (the peer is
 // gone). Never raises SIGPIPE: a socket is written with MSG_NOSIGNAL, anything else (a pipe,
-// as stdout often is) with SIGPIPE blocked on this thread.
-inline bool write_fd(int fd, bool socket, std::string_view bytes) {
+// as stdout often is) as without_sigpipe() writes.
+inline bool write_fd(int fd, bool socket, bool sigpipe_ignored, std::string_view bytes) {
   const bool use_send = socket && no_sigpipe != 0;
   if (use_send) return write_whole(fd, true, bytes);
-  SigpipeBlock block;
-  if (!write_whole(fd, false, bytes)) return false;
-  block.succeeded();
-  return true;
+  return without_sigpipe(sigpipe_ignored, [&] { return write_whole(fd, false, bytes); });
 }
 
 inline bool is_socket(int fd) {
@@ -128,8 +144,9 @@ inline bool is_socket(int fd) {
 
 BATCHRPC_DECL void serve_stream(Session& session, int in_fd, int out_fd, StreamOptions options) {
   const StreamReader read = [in_fd](char* data, std::size_t size) { return detail::read_fd(in_fd, data, size); };
-  const StreamWriter write = [out_fd, socket = detail::is_socket(out_fd)](std::string_view bytes) {
-    return detail::write_fd(out_fd, socket, bytes);
+  const StreamWriter write = [out_fd, socket = detail::is_socket(out_fd),
+                               ignored = detail::sigpipe_ignored()](std::string_view bytes) {
+    return detail::write_fd(out_fd, socket, ignored, bytes);
   };
   serve_stream(session, read, write, options);
 }
