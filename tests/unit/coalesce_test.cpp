@@ -8,6 +8,7 @@
 #include <batchrpc/router.hpp>
 #include <batchrpc/session.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -433,6 +434,21 @@ TEST_SUITE("coalesce") {
       CHECK(f.threads[1] != f.threads[2]);
       held.release();
       for (int k = 0; k < 5; ++k) CHECK(replies[index(k)].get() == doubled(10 + k, k));
+    });
+  }
+
+  TEST_CASE("a lone message with more calls than one group takes: the rest run on batcher threads") {
+    // The first message the method ever sees, so no batcher thread runs yet: the caller runs
+    // one group, and the calls it leaves need batchers started for them.
+    const rpc::Coalescing settings[] = {{.max_group = 2}, {.max_concurrent_groups = 2}};
+    for (const rpc::Coalescing& setting : settings) watchdog::must_finish("coalesce: lone batch", [&] {
+      Fixture f(setting);
+      const std::string batch = "[" + twice(1, "1") + "," + twice(2, "2") + "," + twice(3, "3") + "]";
+      const std::optional<std::string> reply = rpc::Session(f.router, math()).handle(batch);
+      CHECK(reply == "[" + doubled(1, 1) + "," + doubled(2, 2) + "," + doubled(3, 3) + "]");
+      Groups seen = f.seen();
+      std::sort(seen.begin(), seen.end());  // the two groups may run at once
+      CHECK(seen == Groups{{"1", "2"}, {"3"}});
     });
   }
 

@@ -76,6 +76,10 @@ class Coalescer {
   // Moves the runner's share of the oldest queued calls into it; true when it left some for
   // another group to start at once. Under mutex_.
   BATCHRPC_DECL bool take(Runner& runner) noexcept;
+  // How many of `queued` calls a group takes when it starts with `running` groups running, its
+  // own counted; `nested` when it starts inside one of ours (see submit).
+  BATCHRPC_DECL std::size_t share(std::size_t queued, std::size_t running, bool nested) const noexcept;
+  BATCHRPC_DECL void start_workers();  // under mutex_; throws when a thread cannot start
   BATCHRPC_DECL void run(Runner& runner, Workspace& ws) noexcept;
   BATCHRPC_DECL void ran(Runner* caller) noexcept;
   class RunningGroup;  // marks the thread running one of our groups

@@ -37,9 +37,14 @@ class Coalescer::RunningGroup {
 
 BATCHRPC_DECL Coalescer::Runner* Coalescer::submit(std::span<const CoalescedCall> calls, bool may_run_here) {
   std::unique_lock<std::mutex> lock(mutex_);
-  std::unique_ptr<Runner> runner;
   const bool nested = running_group_of == this;  // queueing would wait for ourselves
-  if (nested || (may_run_here && running_ == 0)) {
+  const bool here = nested || (may_run_here && running_ == 0);
+  // Batcher threads start with the first call that queues, or that a group run here leaves
+  // (a message with more calls than the group takes): nothing else would run it.
+  const std::size_t queued = queue_.size() + calls.size();
+  if (!workers_ && (!here || share(queued, running_ + 1, nested) < queued)) start_workers();
+  std::unique_ptr<Runner> runner;
+  if (here) {
     if (idle_runners_.empty()) {
       idle_runners_.reserve(runners_made_ + 1);  // so that handing it back never needs memory
       runner = std::make_unique<Runner>();
@@ -48,13 +53,6 @@ BATCHRPC_DECL Coalescer::Runner* Coalescer::submit(std::span<const CoalescedCall
       runner = std::move(idle_runners_.back());
       idle_runners_.pop_back();
     }
-  } else if (!workers_) {  // the first call to queue starts the batchers
-    auto workers = std::make_shared<std::vector<std::jthread>>();
-    workers->reserve(settings_.max_concurrent_groups);
-    for (std::size_t i = 0; i < settings_.max_concurrent_groups; ++i) {
-      workers->emplace_back([this](std::stop_token stop) { work(std::move(stop)); });
-    }
-    workers_ = std::move(workers);
   }
   const std::size_t before = queue_.size();
   try {
@@ -76,6 +74,15 @@ BATCHRPC_DECL Coalescer::Runner* Coalescer::submit(std::span<const CoalescedCall
   lock.unlock();
   if (news) wake_.notify_all();  // few batchers: wake them all, and let the one that may start start
   return nullptr;
+}
+
+BATCHRPC_DECL void Coalescer::start_workers() {
+  auto workers = std::make_shared<std::vector<std::jthread>>();
+  workers->reserve(settings_.max_concurrent_groups);
+  for (std::size_t i = 0; i < settings_.max_concurrent_groups; ++i) {
+    workers->emplace_back([this](std::stop_token stop) { work(std::move(stop)); });
+  }
+  workers_ = std::move(workers);
 }
 
 BATCHRPC_DECL void Coalescer::run_here(Runner& runner) noexcept {
@@ -147,18 +154,20 @@ BATCHRPC_DECL void Coalescer::work(std::stop_token stop) noexcept {
 // A group that starts while more could start beside it takes only its share of the queue, and
 // leaves the rest to start at once on another batcher: with 64 calls queued and room for two
 // groups, two groups of 32 keep two cores busy, where one of 64 would keep one busy and the
-// callers of the other half waiting. `running_` already counts the group taking.
-BATCHRPC_DECL bool Coalescer::take(Runner& runner) noexcept {
-  runner.calls.clear();
+// callers of the other half waiting.
+BATCHRPC_DECL std::size_t Coalescer::share(std::size_t queued, std::size_t running, bool nested) const noexcept {
   // A nested group (see submit) takes all it may: its caller's group waits for it. Nested
   // groups may also run past the bound.
-  const bool nested = running_group_of == this;
-  const std::size_t slots = !nested && running_ <= settings_.max_concurrent_groups
-                                ? settings_.max_concurrent_groups - running_ + 1
+  const std::size_t slots = !nested && running <= settings_.max_concurrent_groups
+                                ? settings_.max_concurrent_groups - running + 1
                                 : 1;
+  return std::min((queued + slots - 1) / slots, settings_.max_group);
+}
+
+BATCHRPC_DECL bool Coalescer::take(Runner& runner) noexcept {
+  runner.calls.clear();
   const std::size_t queued = queue_.size();
-  const std::size_t share = (queued + slots - 1) / slots;
-  const std::size_t n = std::min(share, settings_.max_group);
+  const std::size_t n = share(queued, running_, running_group_of == this);
   try {
     runner.calls.reserve(n);
   } catch (...) {  // no memory: take what fits (the rest wait for the next group)
@@ -168,7 +177,7 @@ BATCHRPC_DECL bool Coalescer::take(Runner& runner) noexcept {
     runner.calls.push_back(std::move(queue_.front()));
     queue_.pop_front();
   }
-  left_for_others_ = share < std::min(queued, settings_.max_group);
+  left_for_others_ = n < std::min(queued, settings_.max_group);
   return left_for_others_;
 }
 
