@@ -12,9 +12,12 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -95,6 +98,30 @@ class Reply {
   std::condition_variable changed_;
   std::optional<std::string> text_;
 };
+
+// Named events that threads set and wait for (10 s at most).
+class Events {
+ public:
+  void set(const std::string& name) {
+    std::lock_guard lock(mutex_);
+    set_.push_back(name);
+    changed_.notify_all();
+  }
+  bool wait(const std::string& name) {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, 10s, [&] { return std::find(set_.begin(), set_.end(), name) != set_.end(); });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<std::string> set_;
+};
+
+std::string call(const char* method, int id, int param) {
+  return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"method":")" + method + R"(","params":[)" +
+         std::to_string(param) + "]}";
+}
 
 // "twice" doubles its one integer param (a negative one is rejected, anything else is -32602)
 // and records each group's ids; `reference` serves the same method without coalescing.
@@ -534,6 +561,101 @@ TEST_SUITE("coalesce") {
       CHECK(d.handle("[" + strict(4, 4) + "," + strict(5, -5) + "]") ==
             R"([{"jsonrpc":"2.0","id":4,"error":{"code":-32001,"message":"negative in the group"}},)"
             R"({"jsonrpc":"2.0","id":5,"error":{"code":-32001,"message":"negative in the group"}}])");
+    });
+  }
+
+  TEST_CASE("a call queued while every group runs starts when one ends and its wait is over") {
+    watchdog::must_finish("coalesce: slot freed", [] {
+      Events events;
+      rpc::Router router;
+      router.add_batched("step", [&](std::span<rpc::BatchCall> calls) {
+        const std::int64_t step = calls.front().params().at(0)->GetInt64();
+        events.set("started " + std::to_string(step));
+        if (step == 1) events.wait("end 1");
+        if (step == 2) events.set(events.wait("started 3") ? "3 started beside 2" : "3 waited for 2");
+        for (rpc::BatchCall& c : calls) c.result().integer(step);
+      });
+      router.coalesce("step", {.max_wait = 20ms, .max_quiet = 20ms, .max_concurrent_groups = 2});
+      rpc::Session a(router);
+      rpc::Session b(router);
+      rpc::Session c(router);
+      std::thread first([&] { (void)a.handle(call("step", 1, 1)); });  // a group on this thread
+      REQUIRE(events.wait("started 1"));
+      Reply rb;
+      b.handle(call("step", 2, 2), rb.sink());  // starts beside the first after max_wait
+      REQUIRE(events.wait("started 2"));
+      Reply rc;
+      c.handle(call("step", 3, 3), rc.sink());  // both groups run: it waits for one to end
+      events.set("end 1");
+      first.join();
+      CHECK(events.wait("3 started beside 2"));
+      CHECK(rb.get() == R"({"jsonrpc":"2.0","id":2,"result":2})");
+      CHECK(rc.get() == R"({"jsonrpc":"2.0","id":3,"result":3})");
+    });
+  }
+
+  TEST_CASE("a call made from inside a group runs at once, even behind other queued calls") {
+    for (const std::size_t groups : {std::size_t{1}, std::size_t{2}}) watchdog::must_finish("coalesce: nested behind others", [&] {
+      CAPTURE(groups);
+      Events events;
+      rpc::Router router;
+      std::unique_ptr<rpc::Session> inner;
+      router.add_batched("square", [&](std::span<rpc::BatchCall> calls) {
+        for (rpc::BatchCall& c : calls) {
+          const std::int64_t n = c.params().at(0)->GetInt64();
+          if (n == 1) {  // once another client's call is queued, call the method again
+            events.set("running");
+            (void)events.wait("queued");
+            const std::optional<std::string> nested = inner->handle(call("square", 9, 10));
+            c.result().integer(nested == R"({"jsonrpc":"2.0","id":9,"result":100})" ? 1 : -1);
+          } else {
+            c.result().integer(n * n);
+          }
+        }
+      });
+      // One call a group: the oldest queued call is another client's, not the nested one.
+      router.coalesce("square", {.max_wait = 10s, .max_quiet = 10s, .max_group = 1, .max_concurrent_groups = groups});
+      inner = std::make_unique<rpc::Session>(router);
+      rpc::Session a(router);
+      rpc::Session b(router);
+      Reply ra;
+      std::thread first([&] { (void)a.handle(call("square", 1, 1), ra.sink()); });
+      REQUIRE(events.wait("running"));
+      Reply rb;
+      b.handle(call("square", 2, 3), rb.sink());
+      events.set("queued");
+      first.join();
+      CHECK(ra.get() == R"({"jsonrpc":"2.0","id":1,"result":1})");
+      CHECK(rb.get() == R"({"jsonrpc":"2.0","id":2,"result":9})");
+    });
+  }
+
+  TEST_CASE("a batch split into shares stays in as many groups as may run at once, however quick") {
+    watchdog::must_finish("coalesce: parts", [] {
+      std::mutex mutex;
+      std::vector<std::size_t> sizes;
+      rpc::Router router;
+      router.add_batched("square", [&](std::span<rpc::BatchCall> calls) {
+        {
+          std::lock_guard lock(mutex);
+          sizes.push_back(calls.size());
+        }
+        for (rpc::BatchCall& c : calls) c.result().integer(c.params().at(0)->GetInt64() * c.params().at(0)->GetInt64());
+      });
+      router.coalesce("square", {.max_concurrent_groups = 3});
+      rpc::ThreadPool pool(1);
+      rpc::Session s(router, {.executor = &pool});  // every call queues for the batcher threads
+      REQUIRE(s.handle(call("square", 0, 0)) == R"({"jsonrpc":"2.0","id":0,"result":0})");  // they run now
+      std::string batch = "[";
+      std::string expected = "[";
+      for (int k = 1; k <= 9; ++k) {
+        batch += (k > 1 ? "," : "") + call("square", k, k);
+        expected += (k > 1 ? "," : "") + std::string(R"({"jsonrpc":"2.0","id":)") + std::to_string(k) +
+                    R"(,"result":)" + std::to_string(k * k) + "}";
+      }
+      CHECK(s.handle(batch + "]") == expected + "]");
+      std::lock_guard lock(mutex);
+      CHECK(sizes == std::vector<std::size_t>{1, 3, 3, 3});
     });
   }
 

@@ -65,10 +65,10 @@ class Coalescer {
 
   // Queues the calls of one message, all or none (throws when out of memory, or when the
   // batcher threads cannot start). When the caller is to run a group now (`may_run_here` and no
-  // group running, or a call made from inside one of our groups), returns the runner to pass
-  // to run_here().
+  // group running, or calls made from inside one of our groups, which make a group of their
+  // own at once), returns the runner to pass to run_here().
   BATCHRPC_DECL Runner* submit(std::span<const CoalescedCall> calls, bool may_run_here);
-  // Runs, with the runner submit() gave, a group of the oldest queued calls.
+  // Runs the group of the runner submit() gave (the oldest queued calls, taken by submit).
   BATCHRPC_DECL void run_here(Runner& runner) noexcept;
 
  private:
@@ -77,9 +77,10 @@ class Coalescer {
   // another group to start at once. Under mutex_.
   BATCHRPC_DECL bool take(Runner& runner) noexcept;
   // How many of `queued` calls a group takes when it starts with `running` groups running, its
-  // own counted; `nested` when it starts inside one of ours (see submit).
-  BATCHRPC_DECL std::size_t share(std::size_t queued, std::size_t running, bool nested) const noexcept;
-  BATCHRPC_DECL void start_workers();  // under mutex_; throws when a thread cannot start
+  // own counted.
+  BATCHRPC_DECL std::size_t share(std::size_t queued, std::size_t running) const noexcept;
+  BATCHRPC_DECL std::unique_ptr<Runner> idle_runner();  // under mutex_; throws when out of memory
+  BATCHRPC_DECL void start_workers();                   // under mutex_; throws when a thread cannot start
   BATCHRPC_DECL void run(Runner& runner, Workspace& ws) noexcept;
   BATCHRPC_DECL void ran(Runner* caller) noexcept;
   class RunningGroup;  // marks the thread running one of our groups
@@ -91,7 +92,9 @@ class Coalescer {
   std::condition_variable_any wake_;  // the batcher waits here
   std::deque<CoalescedCall> queue_;   // oldest first
   std::size_t running_ = 0;
-  bool left_for_others_ = false;  // the last group to start left calls to start beside it
+  // The groups a split left queued to start at once (see take), and how many calls each takes.
+  std::size_t parts_left_ = 0;
+  std::size_t part_size_ = 0;
   std::vector<std::unique_ptr<Runner>> idle_runners_;  // callers', reused; room for every one made
   std::size_t runners_made_ = 0;
   // The batcher threads (a std::vector<std::jthread>, held as void so that the router's headers

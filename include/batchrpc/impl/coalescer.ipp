@@ -37,23 +37,25 @@ class Coalescer::RunningGroup {
 
 BATCHRPC_DECL Coalescer::Runner* Coalescer::submit(std::span<const CoalescedCall> calls, bool may_run_here) {
   std::unique_lock<std::mutex> lock(mutex_);
-  const bool nested = running_group_of == this;  // queueing would wait for ourselves
-  const bool here = nested || (may_run_here && running_ == 0);
+  if (running_group_of == this) {
+    // Made from inside one of our groups, which waits for it: queued, it could wait behind
+    // calls no free group will take. It runs at once, here, as a group of its own calls.
+    std::unique_ptr<Runner> runner = idle_runner();
+    try {
+      runner->calls.assign(calls.begin(), calls.end());
+    } catch (...) {
+      idle_runners_.push_back(std::move(runner));
+      throw;
+    }
+    ++running_;
+    return runner.release();
+  }
+  const bool here = may_run_here && running_ == 0;
   // Batcher threads start with the first call that queues, or that a group run here leaves
   // (a message with more calls than the group takes): nothing else would run it.
   const std::size_t queued = queue_.size() + calls.size();
-  if (!workers_ && (!here || share(queued, running_ + 1, nested) < queued)) start_workers();
-  std::unique_ptr<Runner> runner;
-  if (here) {
-    if (idle_runners_.empty()) {
-      idle_runners_.reserve(runners_made_ + 1);  // so that handing it back never needs memory
-      runner = std::make_unique<Runner>();
-      ++runners_made_;
-    } else {
-      runner = std::move(idle_runners_.back());
-      idle_runners_.pop_back();
-    }
-  }
+  if (!workers_ && (!here || share(queued, running_ + 1) < queued)) start_workers();
+  std::unique_ptr<Runner> runner = here ? idle_runner() : nullptr;
   const std::size_t before = queue_.size();
   try {
     queue_.insert(queue_.end(), calls.begin(), calls.end());
@@ -62,8 +64,11 @@ BATCHRPC_DECL Coalescer::Runner* Coalescer::submit(std::span<const CoalescedCall
     if (runner) idle_runners_.push_back(std::move(runner));
     throw;
   }
-  if (runner) {
+  if (runner) {  // its calls are taken now, before a batcher can take them
     ++running_;
+    const bool shared = take(*runner);
+    lock.unlock();
+    if (shared) wake_.notify_all();
     return runner.release();
   }
   // A batcher has something new to decide only when the queue was empty, when no group runs,
@@ -76,6 +81,18 @@ BATCHRPC_DECL Coalescer::Runner* Coalescer::submit(std::span<const CoalescedCall
   return nullptr;
 }
 
+BATCHRPC_DECL std::unique_ptr<Coalescer::Runner> Coalescer::idle_runner() {
+  if (idle_runners_.empty()) {
+    idle_runners_.reserve(runners_made_ + 1);  // so that handing it back never needs memory
+    auto made = std::make_unique<Runner>();
+    ++runners_made_;
+    return made;
+  }
+  std::unique_ptr<Runner> runner = std::move(idle_runners_.back());
+  idle_runners_.pop_back();
+  return runner;
+}
+
 BATCHRPC_DECL void Coalescer::start_workers() {
   auto workers = std::make_shared<std::vector<std::jthread>>();
   workers->reserve(settings_.max_concurrent_groups);
@@ -86,12 +103,6 @@ BATCHRPC_DECL void Coalescer::start_workers() {
 }
 
 BATCHRPC_DECL void Coalescer::run_here(Runner& runner) noexcept {
-  bool shared = false;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    shared = take(runner);
-  }
-  if (shared) wake_.notify_all();
   {
     WorkspaceLease ws;
     run(runner, *ws);
@@ -118,23 +129,26 @@ BATCHRPC_DECL void Coalescer::work(std::stop_token stop) noexcept {
     if (queue_.empty()) return;  // stopping, and nothing left to run
     // While another group runs, the queued calls wait (and their group grows) until it ends,
     // or, with room for one more group, until max_group are queued, the oldest has waited
-    // max_wait, none has joined for max_quiet, or a group just started left them for another
-    // (see take). When stopping, they run at once.
+    // max_wait, none has joined for max_quiet, or a group just started left a part of the
+    // queue for another (see take). When stopping, they run at once.
     const auto start_by = [&] {
       return std::min(queue_.front().since + settings_.max_wait, queue_.back().since + settings_.max_quiet);
     };
     const auto may_start = [&] {
       if (queue_.empty() || running_ == 0 || stop.stop_requested()) return true;
       return running_ < settings_.max_concurrent_groups &&
-             (left_for_others_ || queue_.size() >= settings_.max_group ||
+             (parts_left_ > 0 || queue_.size() >= settings_.max_group ||
               std::chrono::steady_clock::now() >= start_by());
     };
-    // Woken early, or at a time a later call has since put off, it checks again and waits on.
+    // With no room for a group, it waits for one to end; with room, for the time it may start
+    // at, looking again when woken early or when a later call has put that time off. A group
+    // that ends takes it back from the first wait to the second.
+    const auto room = [&] { return running_ < settings_.max_concurrent_groups; };
     while (!may_start()) {
-      if (running_ < settings_.max_concurrent_groups) {
+      if (room()) {
         wake_.wait_until(lock, stop, start_by(), may_start);
       } else {
-        wake_.wait(lock, stop, may_start);
+        wake_.wait(lock, stop, [&] { return room() || may_start(); });
       }
     }
     if (queue_.empty()) continue;  // another thread took them meanwhile
@@ -152,22 +166,32 @@ BATCHRPC_DECL void Coalescer::work(std::stop_token stop) noexcept {
 }
 
 // A group that starts while more could start beside it takes only its share of the queue, and
-// leaves the rest to start at once on another batcher: with 64 calls queued and room for two
+// leaves the rest to start at once on other batchers: with 64 calls queued and room for two
 // groups, two groups of 32 keep two cores busy, where one of 64 would keep one busy and the
-// callers of the other half waiting.
-BATCHRPC_DECL std::size_t Coalescer::share(std::size_t queued, std::size_t running, bool nested) const noexcept {
-  // A nested group (see submit) takes all it may: its caller's group waits for it. Nested
-  // groups may also run past the bound.
-  const std::size_t slots = !nested && running <= settings_.max_concurrent_groups
-                                ? settings_.max_concurrent_groups - running + 1
-                                : 1;
+// callers of the other half waiting. `running` counts the group starting; nested groups (see
+// submit) may take it past the bound.
+BATCHRPC_DECL std::size_t Coalescer::share(std::size_t queued, std::size_t running) const noexcept {
+  const std::size_t slots = running <= settings_.max_concurrent_groups ? settings_.max_concurrent_groups - running + 1 : 1;
   return std::min((queued + slots - 1) / slots, settings_.max_group);
 }
 
+// The parts a split leaves are kept for the groups that start next, whoever starts them (the
+// batcher that split may come back first, when its group was quick): otherwise each would
+// split what is left again, into ever smaller groups.
 BATCHRPC_DECL bool Coalescer::take(Runner& runner) noexcept {
   runner.calls.clear();
   const std::size_t queued = queue_.size();
-  const std::size_t n = share(queued, running_, running_group_of == this);
+  std::size_t n = 0;
+  if (parts_left_ > 0) {
+    n = std::min(part_size_, queued);
+    --parts_left_;
+  } else {
+    n = share(queued, running_);
+    const std::size_t left = queued - n;
+    part_size_ = n;
+    parts_left_ = n < std::min(queued, settings_.max_group) ? (left + n - 1) / n : 0;
+  }
+  if (queued == n) parts_left_ = 0;  // what is left was taken by another meanwhile
   try {
     runner.calls.reserve(n);
   } catch (...) {  // no memory: take what fits (the rest wait for the next group)
@@ -177,8 +201,7 @@ BATCHRPC_DECL bool Coalescer::take(Runner& runner) noexcept {
     runner.calls.push_back(std::move(queue_.front()));
     queue_.pop_front();
   }
-  left_for_others_ = n < std::min(queued, settings_.max_group);
-  return left_for_others_;
+  return parts_left_ > 0;
 }
 
 BATCHRPC_DECL bool Coalescer::from_several_jobs(std::span<const GroupMember> members) noexcept {
