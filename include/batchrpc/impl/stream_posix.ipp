@@ -66,11 +66,19 @@ class SigpipeBlock {
 
 // SIGPIPE is ignored by the process (as servers often set it): a write to a pipe whose reader
 // is gone then fails with EPIPE, and needs no block.
+// (glibc's sa_handler is a macro naming itself, which clang's -Weverything reports.)
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wdisabled-macro-expansion"
+#endif
 inline bool sigpipe_ignored() noexcept {
   struct sigaction action {};
   return ::sigaction(SIGPIPE, nullptr, &action) == 0 && (action.sa_flags & SA_SIGINFO) == 0 &&
          action.sa_handler == SIG_IGN;
 }
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#endif
 
 // Runs `write` (true when it succeeded) so that it cannot raise SIGPIPE: as it is when the
 // process ignores SIGPIPE (`ignored`, looked up when serving began), else inside a SigpipeBlock.
