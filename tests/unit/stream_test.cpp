@@ -150,36 +150,26 @@ std::string in_child(Body body) {
   return got;
 }
 
+enum class Reader { reads_after, gone };
+
 // Serves `input` (already written, the peer's writing end closed) from a pipe, writing to a
-// pipe read once serve_stream has returned (so the replies must fit in the pipe's buffer);
-// returns what was written.
-std::string serve_through_pipes(const std::string& input, rpc::Session& session) {
+// pipe that is read once serve_stream has returned (so the replies must fit in the pipe's
+// buffer), or whose reading end is closed first (the peer is gone before the first reply).
+// Returns what was written, or "returned" when the reader was gone.
+std::string serve_through_pipes(const std::string& input, rpc::Session& session, Reader reader = Reader::reads_after) {
   int to_server[2];
   int from_server[2];
   if (::pipe(to_server) != 0 || ::pipe(from_server) != 0) return "no pipe";
   write_all(to_server[1], input);
   ::close(to_server[1]);
+  if (reader == Reader::gone) ::close(from_server[0]);
   rpc::serve_stream(session, to_server[0], from_server[1]);
   ::close(to_server[0]);
   ::close(from_server[1]);
+  if (reader == Reader::gone) return "returned";
   std::string written = read_all(from_server[0]);
   ::close(from_server[0]);
   return written;
-}
-
-// Serves `input` (already written, the peer's writing end closed) from a pipe, writing to a
-// pipe whose reading end is closed: the peer is gone before the first reply.
-std::string serve_to_closed_pipe(const std::string& input, rpc::Session& session) {
-  int to_server[2];
-  int from_server[2];
-  if (::pipe(to_server) != 0 || ::pipe(from_server) != 0) return "no pipe";
-  write_all(to_server[1], input);
-  ::close(to_server[1]);
-  ::close(from_server[0]);
-  rpc::serve_stream(session, to_server[0], from_server[1]);
-  ::close(to_server[0]);
-  ::close(from_server[1]);
-  return "returned";
 }
 
 }  // namespace
@@ -512,7 +502,7 @@ TEST_SUITE("stream") {
         std::atomic<int> notes{0};
         rpc::Router router = make_router(notes);
         rpc::Session session(router);
-        const std::string result = serve_to_closed_pipe(add_1 + "\n" + note + "\n", session);
+        const std::string result = serve_through_pipes(add_1 + "\n" + note + "\n", session, Reader::gone);
         return result + " notes=" + std::to_string(notes.load()) + " " + sigpipe_state();
       }) == "returned notes=0 pending=0 blocked=0");
     }
@@ -540,10 +530,10 @@ TEST_SUITE("stream") {
       rpc::Session session(router);
       const sigset_t set = sigpipe_set();
       pthread_sigmask(SIG_BLOCK, &set, nullptr);
-      std::string report = serve_to_closed_pipe(add_1 + "\n", session);
+      std::string report = serve_through_pipes(add_1 + "\n", session, Reader::gone);
       report += " " + sigpipe_state();  // the write's own SIGPIPE is taken off
       ::raise(SIGPIPE);                  // the caller's own SIGPIPE is left for the caller
-      report += "; " + serve_to_closed_pipe(add_1 + "\n", session) + " " + sigpipe_state();
+      report += "; " + serve_through_pipes(add_1 + "\n", session, Reader::gone) + " " + sigpipe_state();
       int taken = 0;
       sigwait(&set, &taken);
       return report;

@@ -137,10 +137,10 @@ inline bool write_whole(int fd, bool use_send, std::string_view bytes) {
 // Writes all of `bytes`, waiting on a non-blocking fd; false once the fd fails (the peer is
 // gone). Never raises SIGPIPE: a socket is written with MSG_NOSIGNAL, anything else (a pipe,
 // as stdout often is) as without_sigpipe() writes.
-inline bool write_fd(int fd, bool socket, bool sigpipe_ignored, std::string_view bytes) {
+inline bool write_fd(int fd, bool socket, bool sigpipe_is_ignored, std::string_view bytes) {
   const bool use_send = socket && no_sigpipe != 0;
   if (use_send) return write_whole(fd, true, bytes);
-  return without_sigpipe(sigpipe_ignored, [&] { return write_whole(fd, false, bytes); });
+  return without_sigpipe(sigpipe_is_ignored, [&] { return write_whole(fd, false, bytes); });
 }
 
 inline bool is_socket(int fd) {
