@@ -205,12 +205,12 @@ def main(path, by_index):
               ", ".join(f"{n}: {t:.0f} ns" for n, t in sorted(per_member.items())) +
               f"; spread {worst / best:.2f}x (target < 1.5x)")
     for stat, label in (("_min", "best of 5 repetitions"), ("_median", "median of 5 repetitions")):
-        one = aggregates.get(f"BM_ParallelBatch/1/repeats:5/real_time{stat}")
-        two = aggregates.get(f"BM_ParallelBatch/2/repeats:5/real_time{stat}")
-        if one and two:
+        # /0: the calling thread alone; /1: a pool of 1 beside it; /2: a pool of 2 beside it.
+        one, two, three = (aggregates.get(f"BM_ParallelBatch/{n}/repeats:5/real_time{stat}") for n in (0, 1, 2))
+        if one and two and three:
             print(f"\nParallel batch (64 x ~50 us, {label}): 1 thread {one['real_time'] / 1e3:.0f} us, "
                   f"2 threads {two['real_time'] / 1e3:.0f} us; speed-up {one['real_time'] / two['real_time']:.2f}x "
-                  "(target >= 1.7x)")
+                  f"(target >= 1.7x); a pool of 2 beside the caller {three['real_time'] / 1e3:.0f} us")
     embed_report(runs)
     coalesce_report(runs, by_index)
 

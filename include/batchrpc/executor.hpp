@@ -39,7 +39,8 @@ struct ExecutorAccess;
  *   answered `-32093` ("the executor dropped the task") when the last copy goes.
  * A batch's members are handed over as a few tasks that take them in turn; the members a
  * refused or dropped task would have taken are left to the batch's other tasks, and answered
- * so only when none of those runs.
+ * so only when none of those runs. A caller of the waiting `Session::handle` takes one of
+ * those turns itself (see there).
  * A copy of a task that runs after another copy ran does nothing.
  *
  * Lifetime: an executor must outlive the sessions that use it. Where that is broken in the

@@ -120,6 +120,12 @@ class Session {
   /// Handles one message and waits for its reply (`std::nullopt`: nothing to send). Do not
   /// call it from a handler of the same session when it has an executor: the wait can hold
   /// the thread the inner message needs (use `Router::handle`, or the tools of tools.hpp).
+  ///
+  /// With an executor, the calling thread does not wait idle: it runs the message's members
+  /// beside the executor's threads, as one of the tasks a batch is handed over in (one task
+  /// fewer goes to the executor), and a single call runs on it alone, with no hand-over.
+  /// Members the executor refuses or drops are then run by the calling thread, not answered
+  /// `-32093`. Batch-aware groups and coalesced calls still go to the executor.
   [[nodiscard]] std::optional<std::string> handle(std::string_view message) {
     return handle_and_wait(message, nullptr);
   }

@@ -62,6 +62,16 @@ struct Replies {
   }
 };
 
+// The reply to `message` handed in with a completion, which the executors below call before
+// handle() returns. (The waiting handle() would run the members on this thread instead.)
+std::optional<std::string> handed(rpc::Session& session, const std::string& message) {
+  Replies replies;
+  session.handle(message, replies.callback());
+  const auto got = replies.all();
+  REQUIRE(got.size() == 1);
+  return got.front();
+}
+
 // Handlers that park their Responder, answering it from a stop callback when cancelled: the
 // natural way to answer at once when a timer or an I/O wait is cancelled.
 struct Parking {
@@ -198,12 +208,15 @@ TEST_SUITE("session lifetime") {
     Refusing refusing;
     watchdog::must_finish("a throwing executor", [&] {
       rpc::Session session(f.router, {.executor = &refusing});
-      CHECK(session.handle(request("add", "1", "[1,2]")) == overloaded("1", "the executor refused the task"));
+      CHECK(handed(session, request("add", "1", "[1,2]")) == overloaded("1", "the executor refused the task"));
       // A batch: the inline-only ping still runs; the refused member is answered, in order.
-      CHECK(session.handle("[" + request("add", "1", "[1,2]") + "," + request("ping", "2") + "]") ==
+      CHECK(handed(session, "[" + request("add", "1", "[1,2]") + "," + request("ping", "2") + "]") ==
             "[" + overloaded("1", "the executor refused the task") + "," + result("2", "{}") + "]");
       CHECK(session.in_flight() == 0);
       CHECK(session.handle(request("ping", "3")) == result("3", "{}"));
+      // The waiting handle() lends its thread: what the executor refuses, it runs itself.
+      CHECK(session.handle("[" + request("add", "4", "[1,2]") + "," + request("add", "5", "[3,4]") + "]") ==
+            "[" + result("4", "3") + "," + result("5", "7") + "]");
     });
   }
 
@@ -212,8 +225,9 @@ TEST_SUITE("session lifetime") {
     Dropping dropping;
     watchdog::must_finish("a dropping executor", [&] {
       rpc::Session session(f.router, {.executor = &dropping});
-      CHECK(session.handle(request("add", "1", "[1,2]")) == overloaded("1", "the executor dropped the task"));
+      CHECK(handed(session, request("add", "1", "[1,2]")) == overloaded("1", "the executor dropped the task"));
       CHECK(session.in_flight() == 0);
+      CHECK(session.handle(request("add", "2", "[1,2]")) == result("2", "3"));  // run by this thread
     });
   }
 
@@ -229,20 +243,26 @@ TEST_SUITE("session lifetime") {
     expected += "]";
     DroppingFirst counting(0);
     rpc::Session session(f.router, {.executor = &counting});
-    CHECK(session.handle(batch) == expected);
+    CHECK(handed(session, batch) == expected);
     CHECK(counting.given >= 2);
     CHECK(counting.given <= 8);  // one task per turn at the sweep, not one per member
+    // The waiting handle() takes one of the turns itself, so one task fewer is handed over.
+    const int before = counting.given;
+    CHECK(session.handle(batch) == expected);
+    CHECK(counting.given - before == before - 1);
     // A dropped turn leaves its members to the turns still to come...
     DroppingFirst drops_one(1);
     rpc::Session survivor(f.router, {.executor = &drops_one});
-    CHECK(survivor.handle(batch) == expected);
-    // ...and when every turn is dropped, the last one answers them all -32093.
+    CHECK(handed(survivor, batch) == expected);
+    // ...and when every turn is dropped, the last one answers them all -32093...
     Dropping dropping;
     rpc::Session refused(f.router, {.executor = &dropping});
     const std::string two = "[" + request("add", "1", "[1,2]") + "," + request("add", "2", "[3,4]") + "]";
-    CHECK(refused.handle(two) == "[" + overloaded("1", "the executor dropped the task") + "," +
-                                     overloaded("2", "the executor dropped the task") + "]");
+    CHECK(handed(refused, two) == "[" + overloaded("1", "the executor dropped the task") + "," +
+                                      overloaded("2", "the executor dropped the task") + "]");
     CHECK(refused.in_flight() == 0);
+    // ...unless the waiting handle()'s own turn is still to come: it runs them.
+    CHECK(refused.handle(two) == "[" + result("1", "3") + "," + result("2", "7") + "]");
   }
 
   TEST_CASE("an executor that runs tasks inline, inside execute()") {
@@ -266,6 +286,45 @@ TEST_SUITE("session lifetime") {
       runner.join();
     }
     CHECK(replies.all() == std::vector<std::optional<std::string>>{"[" + result("1", "3") + "," + result("2", "7") + "]"});
+  }
+
+  TEST_CASE("the waiting handle() runs members on its own thread; tasks that come round later find none") {
+    Parking f;
+    Delaying delaying;
+    rpc::Session session(f.router, {.executor = &delaying});
+    const std::string three = "[" + request("add", "1", "[1,2]") + "," + request("add", "2", "[3,4]") + "," +
+                              request("add", "3", "[5,6]") + "]";
+    CHECK(session.handle(three) == "[" + result("1", "3") + "," + result("2", "7") + "," + result("3", "11") + "]");
+    CHECK(session.in_flight() == 0);
+    std::thread runner([&] { delaying.run_all(); });  // each task finds its members taken
+    runner.join();
+    CHECK(session.handle(request("add", "4", "[7,8]")) == result("4", "15"));  // one call: never handed off
+    std::lock_guard lock(delaying.mutex);
+    CHECK(delaying.tasks.empty());
+  }
+
+  TEST_CASE("the waiting handle() runs a batch on its own thread beside the executor's") {
+    rpc::Router router;
+    std::latch both{2};  // each member waits for the other: they must run at once, on two threads
+    std::mutex mutex;
+    std::vector<std::thread::id> ran_on;
+    router.add("meet", [&] {
+      both.arrive_and_wait();
+      std::lock_guard lock(mutex);
+      ran_on.push_back(std::this_thread::get_id());
+    });
+    rpc::ThreadPool pool(2);
+    rpc::Session session(router, {.executor = &pool});
+    std::thread::id caller;
+    watchdog::must_finish("a batch of two members that meet", [&] {  // on a thread of its own
+      caller = std::this_thread::get_id();
+      CHECK(session.handle("[" + request("meet", "1") + "," + request("meet", "2") + "]") ==
+            "[" + result("1", "null") + "," + result("2", "null") + "]");
+    });
+    std::lock_guard lock(mutex);
+    REQUIRE(ran_on.size() == 2);
+    CHECK(ran_on[0] != ran_on[1]);
+    CHECK(std::count(ran_on.begin(), ran_on.end(), caller) == 1);
   }
 
   TEST_CASE("~Session does not wait for the executor to come round to work it has answered (an event loop)") {
@@ -341,8 +400,9 @@ TEST_SUITE("session lifetime") {
     rpc::Session session(f.router, {.executor = pool.get()});
     CHECK(session.handle(request("add", "1", "[1,2]")) == result("1", "3"));
     pool.reset();
-    CHECK(session.handle(request("add", "2", "[1,2]")) == overloaded("2", "the executor is gone"));
+    CHECK(handed(session, request("add", "2", "[1,2]")) == overloaded("2", "the executor is gone"));
     CHECK(session.handle(request("ping", "3")) == result("3", "{}"));  // inline-only: no executor needed
+    CHECK(session.handle(request("add", "4", "[1,2]")) == result("4", "3"));  // the waiting caller runs it
   }
 
   TEST_CASE("a Responder copy kept after the session is gone owns what it reads") {

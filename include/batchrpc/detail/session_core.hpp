@@ -91,8 +91,10 @@ class SessionCore {
 
   // Handles one message (Session::handle); `owned`, when given, holds `message` and is taken
   // over. The calling thread answers it at once when nothing else could reach it meanwhile
-  // (answerable_directly), else a job does.
-  BATCHRPC_DECL void handle(std::string_view message, std::string* owned, Completion done);
+  // (answerable_directly), else a job does. With `lends_thread` (a caller that will only wait
+  // for the reply), the calling thread also runs the members the executor would, beside it.
+  BATCHRPC_DECL void handle(std::string_view message, std::string* owned, Completion done,
+                            bool lends_thread = false);
 
   // A job for the next message. Jobs are the session's until it ends; a job is active from
   // here until its reply is sent and its executor tasks are done with it (recycle).

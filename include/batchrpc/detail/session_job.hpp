@@ -52,15 +52,18 @@ class Job {
 
   // Parses the message and starts its members; returns once they are running or done. Every
   // path, out of memory included, ends in exactly one call of `done`. With `owned` (which holds
-  // `message`), the text is taken over instead of copied.
-  void start(std::string_view message, std::string* owned, Completion done) noexcept {
+  // `message`), the text is taken over instead of copied. With `lends_thread`, this thread
+  // takes a turn at the executor's members too (see start_sweep) before it returns.
+  void start(std::string_view message, std::string* owned, Completion done, bool lends_thread) noexcept {
+    lends_thread_ = lends_thread;
     begin(std::move(done), message.size(), nullptr, [&](Workspace& ws) { dispatch(message, owned, ws); });
   }
   // The same for a message the session's fast path has parsed already (`parsed`, with its
   // `outcome`), on this thread's workspace `ws`. The job takes `parsed` and leaves its own
   // spare one in its place.
   void start_parsed(std::unique_ptr<ParsedMessage>& parsed, const ParseOutcome& outcome, Completion done,
-                    Workspace& ws) noexcept {
+                    Workspace& ws, bool lends_thread) noexcept {
+    lends_thread_ = lends_thread;
     message_.swap(parsed);
     begin(std::move(done), message_->text.size(), &ws, [&](Workspace& w) { dispatch_parsed(outcome, w); });
   }
@@ -189,6 +192,7 @@ class Job {
       }
       if (core_.executor == nullptr || m.method->options.inline_only) guarded(i, [&] { run(i, ws); });
     }
+    if (lends_thread_ && !sweep_.empty()) run_sweep(ws);  // the turn start_sweep left to us
   }
 
   // Runs `step` for member `i`, which answers it; if the step throws (memory ran out), the
@@ -216,6 +220,7 @@ class Job {
   // Handing members to the executor, defined in session_job_executor.hpp.
   void start_sweep(Workspace& ws);
   void run_sweep(Workspace& ws);
+  std::pair<std::size_t, std::size_t> take_from_sweep() noexcept;
   void end_sweep_turn(const char* why) noexcept;
   void hand_off(std::size_t i, Handoff::Work work, Workspace& ws);
   void not_run(std::size_t i, Handoff::Work work, const char* why) noexcept;
@@ -452,9 +457,11 @@ class Job {
   std::vector<std::size_t> sweep_;  // the members the executor runs, taken in turn (start_sweep)
   std::atomic<std::size_t> sweep_next_{0};   // the next member of sweep_ to take
   std::atomic<std::size_t> sweep_turns_{0};  // sweep tasks not yet run nor dropped
+  std::size_t sweep_parties_ = 1;  // the turns the sweep began with (written before any runs)
   std::vector<CoalescedCall> coalesced_;  // handed to a coalescer, reused
   std::size_t count_ = 0;
   bool batch_ = false;
+  bool lends_thread_ = false;  // the dispatching thread takes a turn at the sweep (start())
   bool whole_ = false;  // reply_ answers the message as a whole (no members ran)
   bool enrolled_any_ = false;  // some member went into the session's in-flight table
   ReplyBudget budget_;

@@ -136,8 +136,11 @@ inline thread_local std::unique_ptr<ParsedMessage> spare_parsed_message;
 // The fast path. A message this thread can answer whole and at once (answerable_directly) is
 // answered as Router::handle answers it: no job, no members, no table, no lock, nothing kept
 // past the call. Any other message goes to a job, with what was parsed here.
-BATCHRPC_DECL void SessionCore::handle(std::string_view message, std::string* owned, Completion done) {
-  if (!may_answer_directly(message.size())) return acquire_job().start(message, owned, std::move(done));
+BATCHRPC_DECL void SessionCore::handle(std::string_view message, std::string* owned, Completion done,
+                                       bool lends_thread) {
+  if (!may_answer_directly(message.size())) {
+    return acquire_job().start(message, owned, std::move(done), lends_thread);
+  }
   std::unique_ptr<ParsedMessage> parsed = std::move(spare_parsed_message);
   std::optional<WorkspaceLease> lease;
   try {
@@ -145,7 +148,7 @@ BATCHRPC_DECL void SessionCore::handle(std::string_view message, std::string* ow
     lease.emplace();
     parsed->take(message, owned);  // in-situ parsing writes into it
   } catch (...) {  // no memory: nothing is touched yet, and a job answers what memory allows
-    return acquire_job().start(message, owned, std::move(done));
+    return acquire_job().start(message, owned, std::move(done), lends_thread);
   }
   Workspace& ws = **lease;
   bool parsed_whole = false;
@@ -158,7 +161,8 @@ BATCHRPC_DECL void SessionCore::handle(std::string_view message, std::string* ow
   } catch (...) {  // out of memory
   }
   if (parsed_whole && !direct) {
-    acquire_job().start_parsed(parsed, outcome, std::move(done), ws);  // `parsed` is the job's spare now
+    // `parsed` is the job's spare now
+    acquire_job().start_parsed(parsed, outcome, std::move(done), ws, lends_thread);
   } else {
     begin_direct();
     {
@@ -402,11 +406,8 @@ BATCHRPC_DECL std::optional<std::string> Session::handle_and_wait(std::string_vi
     ready = true;
     answered.notify_all();  // under the lock: we are destroyed as soon as it is released
   };
-  if (owned != nullptr) {
-    handle_owned(std::move(*owned), std::move(done));
-  } else {
-    handle(message, std::move(done));
-  }
+  // This thread only waits from here: it runs members beside the executor's threads.
+  core_->handle(message, owned, std::move(done), true);
   std::unique_lock<std::mutex> lock(mutex);
   answered.wait(lock, [&] { return ready; });
   return result;
