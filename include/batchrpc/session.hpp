@@ -40,6 +40,7 @@ struct SessionOptions {
   /// The capabilities granted to this connection; methods needing others answer `-32601`.
   std::vector<std::string> capabilities{};
   /// Where batch members and concurrent messages run; nullptr: inline, on the calling thread.
+  /// The waiting `Session::handle(message)` runs members on the calling thread as well.
   Executor* executor = nullptr;
   /// Called with the id of a Response from the client that no request of the server's waits
   /// for (see `rpc::Peer`); it is dropped, never answered. Runs on the thread handing the
@@ -67,7 +68,8 @@ using Completion = std::function<void(std::optional<std::string_view> reply)>;
  * member: the caller of `handle`, an executor thread, or a thread that answers a `Responder`.
  *
  * Lifetime: the router and the executor must outlive the session (a session whose executor has
- * been destroyed answers `-32093` instead of using it). Destruction cancels what is in flight
+ * been destroyed answers `-32093` instead of using it; the waiting `handle` runs that work on
+ * the calling thread instead). Destruction cancels what is in flight
  * (requests not started yet are answered `-32800`, notifications not started yet are dropped),
  * answers `-32800` for requests still waiting on a `Responder`, a tool's inside `tools/call`
  * included (their Responders then refuse their answers quietly), waits for the handlers still
@@ -122,10 +124,13 @@ class Session {
   /// the thread the inner message needs (use `Router::handle`, or the tools of tools.hpp).
   ///
   /// With an executor, the calling thread does not wait idle: it runs the message's members
-  /// beside the executor's threads, as one of the tasks a batch is handed over in (one task
+  /// beside the executor's threads, as one of the turns a batch is handed over in (one task
   /// fewer goes to the executor), and a single call runs on it alone, with no hand-over.
-  /// Members the executor refuses or drops are then run by the calling thread, not answered
-  /// `-32093`. Batch-aware groups and coalesced calls still go to the executor.
+  /// Members of a turn the executor refuses or drops, or whose executor is gone, are then run
+  /// by the calling thread, not answered `-32093`: a bounded executor's refusals do not hold
+  /// back this overload. A batch-aware group still goes to the executor as one task (answered
+  /// `-32093` if refused), and coalesced calls to their coalescer, as with a completion. Use
+  /// the overload with a completion where handlers must run on the executor's threads only.
   [[nodiscard]] std::optional<std::string> handle(std::string_view message) {
     return handle_and_wait(message, nullptr);
   }

@@ -3,6 +3,7 @@
 // that throw, drop or die, Responders kept after their request or their session has ended.
 #include <batchrpc/session.hpp>
 
+#include <batchrpc/batch_call.hpp>
 #include <batchrpc/builtins.hpp>
 #include <batchrpc/executor.hpp>
 #include <batchrpc/responder.hpp>
@@ -17,11 +18,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <latch>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <stop_token>
 #include <string>
@@ -94,6 +97,11 @@ struct Parking {
       parked.push_back(std::move(p));
     });
     router.add("add", [](int a, int b) { return a + b; });
+    router.add_batched("sum", [](std::span<rpc::BatchCall> calls) {
+      for (rpc::BatchCall& call : calls) {
+        call.result().number(call.params().at(0)->GetInt() + call.params().at(1)->GetInt());
+      }
+    });
   }
   ~Parking() {
     std::lock_guard lock(mutex);
@@ -214,9 +222,14 @@ TEST_SUITE("session lifetime") {
             "[" + overloaded("1", "the executor refused the task") + "," + result("2", "{}") + "]");
       CHECK(session.in_flight() == 0);
       CHECK(session.handle(request("ping", "3")) == result("3", "{}"));
-      // The waiting handle() lends its thread: what the executor refuses, it runs itself.
+      // The waiting handle() lends its thread: what the executor refuses, it runs itself...
       CHECK(session.handle("[" + request("add", "4", "[1,2]") + "," + request("add", "5", "[3,4]") + "]") ==
             "[" + result("4", "3") + "," + result("5", "7") + "]");
+      // ...but a batch-aware group is one task of its own, answered -32093 when refused.
+      CHECK(session.handle("[" + request("sum", "6", "[1,2]") + "," + request("sum", "7", "[3,4]") + "," +
+                           request("add", "8", "[5,6]") + "]") ==
+            "[" + overloaded("6", "the executor refused the task") + "," +
+                overloaded("7", "the executor refused the task") + "," + result("8", "11") + "]");
     });
   }
 
@@ -325,6 +338,32 @@ TEST_SUITE("session lifetime") {
     REQUIRE(ran_on.size() == 2);
     CHECK(ran_on[0] != ran_on[1]);
     CHECK(std::count(ran_on.begin(), ran_on.end(), caller) == 1);
+  }
+
+  TEST_CASE("a member that waits for a later member of its batch is not held up behind it") {
+    rpc::Router router;
+    std::latch second_ran{1};
+    router.add("first", [&second_ran] {  // a bounded wait: a turn that held both would time out
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      while (!second_ran.try_wait()) {
+        if (std::chrono::steady_clock::now() > until) return false;
+        std::this_thread::yield();
+      }
+      return true;
+    });
+    router.add("other", [&second_ran](int i) {
+      if (i == 1) second_ran.count_down();
+      return i;
+    });
+    rpc::ThreadPool pool(4);
+    rpc::Session session(router, {.executor = &pool});
+    std::string batch = "[" + request("first", "0");
+    std::string expected = "[" + result("0", "true");
+    for (int i = 1; i < 32; ++i) {
+      batch += "," + request("other", std::to_string(i), "[" + std::to_string(i) + "]");
+      expected += "," + result(std::to_string(i), std::to_string(i));
+    }
+    CHECK(session.handle(batch + "]") == expected + "]");
   }
 
   TEST_CASE("~Session does not wait for the executor to come round to work it has answered (an event loop)") {

@@ -220,7 +220,6 @@ class Job {
   // Handing members to the executor, defined in session_job_executor.hpp.
   void start_sweep(Workspace& ws);
   void run_sweep(Workspace& ws);
-  std::pair<std::size_t, std::size_t> take_from_sweep() noexcept;
   void end_sweep_turn(const char* why) noexcept;
   void hand_off(std::size_t i, Handoff::Work work, Workspace& ws);
   void not_run(std::size_t i, Handoff::Work work, const char* why) noexcept;
@@ -457,7 +456,6 @@ class Job {
   std::vector<std::size_t> sweep_;  // the members the executor runs, taken in turn (start_sweep)
   std::atomic<std::size_t> sweep_next_{0};   // the next member of sweep_ to take
   std::atomic<std::size_t> sweep_turns_{0};  // sweep tasks not yet run nor dropped
-  std::size_t sweep_parties_ = 1;  // the turns the sweep began with (written before any runs)
   std::vector<CoalescedCall> coalesced_;  // handed to a coalescer, reused
   std::size_t count_ = 0;
   bool batch_ = false;

@@ -9,8 +9,6 @@
 #include <exception>
 #include <memory>
 #include <thread>
-#include <tuple>
-#include <utility>
 
 #include "../config.hpp"
 
@@ -31,7 +29,6 @@ inline void Job::start_sweep(Workspace& ws) {
   const std::size_t tasks = std::min(sweep_.size(), most) - own;
   sweep_next_.store(0, std::memory_order_relaxed);
   sweep_turns_.store(tasks + own, std::memory_order_relaxed);
-  sweep_parties_ = tasks + own;
   for (std::size_t k = 0; k < tasks; ++k) hand_off(0, Handoff::Work::sweep, ws);
 }
 
@@ -43,30 +40,16 @@ inline void Job::start_sweep(Workspace& ws) {
 inline void Job::run_sweep(Workspace& ws) {
   bool holding = false;
   std::size_t owed = 0;
-  for (auto [from, to] = take_from_sweep(); from < to; std::tie(from, to) = take_from_sweep()) {
-    for (std::size_t k = from; k < to; ++k) {
-      const std::size_t i = sweep_[k];
-      if (!members_[i]->claim(Member::running)) continue;  // cancelled while queued, and answered
-      if (!holding) hold();
-      holding = true;
-      guarded(i, [&] { call(i, ws, &owed); });
-    }
+  for (std::size_t k = sweep_next_.fetch_add(1, std::memory_order_relaxed); k < sweep_.size();
+       k = sweep_next_.fetch_add(1, std::memory_order_relaxed)) {
+    const std::size_t i = sweep_[k];
+    if (!members_[i]->claim(Member::running)) continue;  // cancelled while queued, and answered
+    if (!holding) hold();
+    holding = true;
+    guarded(i, [&] { call(i, ws, &owed); });
   }
   if (holding) release(owed + 1);
   end_sweep_turn("the executor dropped the task");  // nothing is left: never refuses
-}
-
-// The next members of the sweep for a turn to run, [first, second): a share of what is left
-// (an eighth of it per turn, at least one), so that the turns touch the counter they share a
-// few times per message rather than once per member, and the last members still go one by
-// one, so that the turns end together. What a long member holds up is at most the rest of its
-// share, and the reply waits for that member anyway.
-inline std::pair<std::size_t, std::size_t> Job::take_from_sweep() noexcept {
-  const std::size_t n = sweep_.size();
-  const std::size_t left = n - std::min(n, sweep_next_.load(std::memory_order_relaxed));
-  const std::size_t share = std::max<std::size_t>(1, left / (4 * sweep_parties_));
-  const std::size_t from = std::min(n, sweep_next_.fetch_add(share, std::memory_order_relaxed));
-  return {from, std::min(n, from + share)};
 }
 
 // A turn that ran, or never will. While another turn may still come, the members nobody
