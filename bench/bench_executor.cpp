@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-// A batch of 100 short calls (about 1 µs of work each) through a Session's waiting handle,
-// inline (/0) and with a ThreadPool of 1 or 2 threads (/1, /2) beside the calling thread, which
-// takes a share of the calls too: what the hand-over to the executor costs against what the
-// second thread brings.
+// Short calls (about 1 µs of work each) through a Session's waiting handle, one message of 1, 10
+// or 100 of them (the second argument), inline (/0/n) and with a ThreadPool of 1 or 2 threads
+// (/1/n, /2/n) beside the calling thread, which takes its turn at the calls too: what the
+// hand-over to the executor costs against what the second thread brings.
 //
 //   ./build/release/bench/batchrpc_bench --benchmark_filter=SessionWork
 #include <benchmark/benchmark.h>
@@ -35,18 +35,19 @@ const rpc::Router& work_router() {
 }
 
 void BM_SessionWork(benchmark::State& state) {
-  std::string message = "[";
-  for (int i = 0; i < 100; ++i) {
+  const auto calls = static_cast<int>(state.range(1));
+  std::string message = calls > 1 ? "[" : "";
+  for (int i = 0; i < calls; ++i) {
     message += std::string(i ? "," : "") + R"({"jsonrpc":"2.0","method":"work","params":[)" +
                std::to_string(i) + R"(],"id":)" + std::to_string(i) + "}";
   }
-  message += "]";
+  if (calls > 1) message += "]";
   const auto threads = static_cast<std::size_t>(state.range(0));
   std::unique_ptr<rpc::ThreadPool> pool = threads > 0 ? std::make_unique<rpc::ThreadPool>(threads) : nullptr;
   rpc::Session session(work_router(), {.executor = pool.get()});
-  bench::measure(state, 100, [&] { benchmark::DoNotOptimize(session.handle(message)); });
+  bench::measure(state, calls, [&] { benchmark::DoNotOptimize(session.handle(message)); });
 }
 
 }  // namespace
 
-BENCHMARK(BM_SessionWork)->Arg(0)->Arg(1)->Arg(2)->UseRealTime();
+BENCHMARK(BM_SessionWork)->ArgsProduct({{0, 1, 2}, {1, 10, 100}})->UseRealTime();

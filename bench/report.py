@@ -161,9 +161,11 @@ def main(path, by_index):
           ("BM_SessionShapeTypedPing/100", "BM_ShapeTypedPing/100")]),
         ("End to end over pipes against the in-process Session (target: >= 0.7x)", 0.7,
          [("BM_PipePing/100", "BM_SessionPing/100"), ("BM_PipePingSigpipeIgnored/100", "BM_SessionPing/100")]),
-        ("100 calls of ~1 us through a Session: a ThreadPool of 2 (and of 1) beside the calling "
-         "thread against inline (target: >= 1.2x for 2)", 1.2,
-         [("BM_SessionWork/2", "BM_SessionWork/0"), ("BM_SessionWork/1", "BM_SessionWork/0")]),
+        ("Calls of ~1 us through a Session's waiting handle, a message of 1, 10 or 100: a ThreadPool "
+         "of 2 (and of 1) beside the calling thread against inline (target: >= 1.2x for 2 threads "
+         "and 100 calls)", 1.2,
+         [(f"BM_SessionWork/{threads}/{calls}", f"BM_SessionWork/0/{calls}")
+          for calls in (100, 10, 1) for threads in (2, 1)]),
     ]
     for title, target, pairs in comparisons:
         rows, gaps = [], Gaps()
