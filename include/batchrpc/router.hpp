@@ -41,8 +41,8 @@ struct RouterAccess;
 
 /// Called with the method name and the exception when a handler throws anything other than
 /// `rpc::Error` (answered `-32603`), and when a session's executor refuses a task (answered
-/// `-32093`, or run by the thread in a waiting `Session::handle` instead). May be called from many threads at once, never under a library lock; what it
-/// throws is ignored.
+/// `-32093`, or run by the thread in a waiting `Session::handle` instead). May be called from
+/// many threads at once, never under a library lock; what it throws is ignored.
 using ExceptionHook = std::function<void(std::string_view method, std::exception_ptr error)>;
 
 /// How a router behaves beyond its methods.

@@ -131,6 +131,8 @@ class Session {
   /// back this overload. A batch-aware group still goes to the executor as one task (answered
   /// `-32093` if refused), and coalesced calls to their coalescer, as with a completion. Use
   /// the overload with a completion where handlers must run on the executor's threads only.
+  /// Once its own turn ends, it looks for the reply for up to 20 µs before it sleeps: the
+  /// members still running elsewhere usually end sooner than a wake-up takes.
   [[nodiscard]] std::optional<std::string> handle(std::string_view message) {
     return handle_and_wait(message, nullptr);
   }
