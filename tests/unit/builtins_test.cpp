@@ -12,6 +12,7 @@
 
 #include <doctest/doctest.h>
 
+#include "support/handed.hpp"
 #include "support/printing.hpp"
 #include "support/replies.hpp"
 
@@ -422,17 +423,9 @@ TEST_SUITE("builtins") {
     rpc::ThreadPool pool(2);
     rpc::Session session(router, {.executor = &pool});
     // With a completion: the waiting handle() would lend this thread to "there" too.
-    const auto handed = [&session](const std::string& message) {
-      std::promise<std::optional<std::string>> reply;
-      std::future<std::optional<std::string>> got = reply.get_future();
-      session.handle(message, [&reply](std::optional<std::string_view> r) {
-        reply.set_value(r ? std::optional<std::string>(*r) : std::nullopt);
-      });
-      return got.get();
-    };
-    CHECK(handed(request("here", "1")) == result("1", "null"));
-    CHECK(handed(request("there", "2")) == result("2", "null"));
-    CHECK(handed("[" + request("here", "3") + "," + request("there", "4") + "]") ==
+    CHECK(handed(session, request("here", "1")) == result("1", "null"));
+    CHECK(handed(session, request("there", "2")) == result("2", "null"));
+    CHECK(handed(session, "[" + request("here", "3") + "," + request("there", "4") + "]") ==
           "[" + result("3", "null") + "," + result("4", "null") + "]");
     std::lock_guard lock(mutex);
     CHECK(inline_threads == std::vector<std::thread::id>(2, std::this_thread::get_id()));

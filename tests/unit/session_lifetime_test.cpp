@@ -12,6 +12,7 @@
 #include <doctest/doctest.h>
 
 #include "support/death.hpp"
+#include "support/handed.hpp"
 #include "support/printing.hpp"
 #include "support/replies.hpp"
 #include "support/watchdog.hpp"
@@ -64,16 +65,6 @@ struct Replies {
     return got;
   }
 };
-
-// The reply to `message` handed in with a completion, which the executors below call before
-// handle() returns. (The waiting handle() would run the members on this thread instead.)
-std::optional<std::string> handed(rpc::Session& session, const std::string& message) {
-  Replies replies;
-  session.handle(message, replies.callback());
-  const auto got = replies.all();
-  REQUIRE(got.size() == 1);
-  return got.front();
-}
 
 // Handlers that park their Responder, answering it from a stop callback when cancelled: the
 // natural way to answer at once when a timer or an I/O wait is cancelled.

@@ -414,9 +414,10 @@ BATCHRPC_DECL std::optional<std::string> Session::handle_and_wait(std::string_vi
   // Every member has been taken by now, and those still running elsewhere usually end within
   // microseconds: look for the reply that long before sleeping, which costs a wake-up as long
   // again. Taking the lock below then waits for the completion to let go of it.
-  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
-  while (core_->executor != nullptr && !ready_seen.load(std::memory_order_acquire) &&
-         std::chrono::steady_clock::now() < until) {
+  if (core_->executor != nullptr && !ready_seen.load(std::memory_order_acquire)) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
+    while (!ready_seen.load(std::memory_order_acquire) && std::chrono::steady_clock::now() < until) {
+    }
   }
   std::unique_lock<std::mutex> lock(mutex);
   answered.wait(lock, [&] { return ready; });
