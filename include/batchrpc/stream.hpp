@@ -43,8 +43,8 @@ using StreamWriter = std::function<bool(std::string_view bytes)>;
 
 /**
  * Serves one connection: reads messages with `read`, hands each to `session`, and writes each
- * reply (with its framing) with `write`, whole and never interleaved with another. Messages
- * that need no reply produce no output at all.
+ * reply (with its framing) with `write`, whole and never interleaved with another, one frame a
+ * call. Messages that need no reply produce no output at all.
  *
  * The reading goes on while handlers run, so a later `notifications/cancel` reaches a slow
  * request — give the session an executor for that (without one, each message runs on the
@@ -95,12 +95,20 @@ BATCHRPC_DECL void serve_stream(Session& session, const StreamReader& read,
  * SIGPIPE as the call begins (`signal(SIGPIPE, SIG_IGN)`, as many servers do), writes are
  * made without blocking it, two system calls fewer each; a handler that stops ignoring it
  * during the call should not.
+ *
+ * Replies are written together where that delays none of them behind work that may take
+ * long: the replies the reading thread makes while it answers the messages of one read are
+ * held, and go out in one write (one wake-up of the client instead of one each) once that read
+ * is used up, before the next read can block. Before a handler that is not `inline_only` runs
+ * on the reading thread, what is held is written, and the rest of that read's replies go out
+ * as they come. The server's own messages (`rpc::Peer`), and replies completed on other
+ * threads, are written at once, after what is held. At most 64 KiB is held.
  */
 BATCHRPC_DECL void serve_stream(Session& session, int in_fd, int out_fd, StreamOptions options = {});
 #endif
 
 /// `serve_stream` on standard streams; `out` is written with SIGPIPE blocked as above (unless
-/// the process ignores it as the call begins).
+/// the process ignores it as the call begins), with replies written together as above.
 BATCHRPC_DECL void serve_stream(Session& session, std::istream& in, std::ostream& out,
                                 StreamOptions options = {});
 

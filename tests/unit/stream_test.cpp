@@ -172,6 +172,43 @@ std::string serve_through_pipes(const std::string& input, rpc::Session& session,
   return written;
 }
 
+// The writes serve_stream makes on a socket, one record each: a SOCK_SEQPACKET socket keeps
+// each write apart. `input` is one record, so serve_stream reads it in one read. `during`
+// runs on the peer's side with the record of each write as it arrives.
+template <class Router, class During>
+std::vector<std::string> writes_on_a_seqpacket(Router& router, std::string_view input, During during,
+                                               rpc::Executor* executor = nullptr) {
+  rpc::Session session(router, {.executor = executor});
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET, 0, fds) != 0) return {"no socketpair"};
+  std::vector<std::string> records;
+  std::thread peer([&] {
+    write_all(fds[1], input);
+    ::shutdown(fds[1], SHUT_WR);
+    std::vector<char> buffer(std::size_t{1} << 20);
+    for (ssize_t n; (n = ::recv(fds[1], buffer.data(), buffer.size(), 0)) > 0;) {
+      records.emplace_back(buffer.data(), static_cast<std::size_t>(n));
+      during(records.back());
+    }
+  });
+  rpc::serve_stream(session, fds[0], fds[0]);
+  ::shutdown(fds[0], SHUT_WR);
+  peer.join();
+  ::close(fds[0]);
+  ::close(fds[1]);
+  return records;
+}
+
+// Waits up to 10 s for `flag`: true if it came.
+bool wait_for(const std::atomic<bool>& flag) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!flag.load()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
 }  // namespace
 
 TEST_SUITE("stream") {
@@ -654,5 +691,104 @@ TEST_SUITE("stream") {
     const std::string expected = R"({"jsonrpc":"2.0","id":3,"result":")" + std::string(300000, 'x') + "\"}\n" + three + "\n";
     CHECK(got.size() == expected.size());
     CHECK((got == expected));  // not printed: 300 KB
+  }
+
+  TEST_CASE("fds: the replies to one read's cheap messages go out in one write") {
+    rpc::Router router;
+    rpc::add_builtins(router);  // ping is inline_only
+    router.add("twice", [](int n) { return 2 * n; }, rpc::names("n"), {.inline_only = true});
+    const std::string input = R"({"jsonrpc":"2.0","method":"ping","id":1})" "\n"
+                              R"({"jsonrpc":"2.0","method":"twice","params":[21],"id":2})" "\n"
+                              R"({"jsonrpc":"2.0","method":"missing","id":3})" "\n"
+                              R"({"jsonrpc":"2.0","method":"twice","params":[1]})" "\n"
+                              "not json\n";
+    const auto records = writes_on_a_seqpacket(router, input, [](const std::string&) {});
+    CHECK(records == std::vector<std::string>{
+        R"({"jsonrpc":"2.0","id":1,"result":{}})" "\n"
+        R"({"jsonrpc":"2.0","id":2,"result":42})" "\n"
+        R"({"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"Method not found"}})" "\n"
+        R"({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error","data":{"offset":1,"reason":"Invalid value."}}})" "\n"});
+  }
+
+  TEST_CASE("fds: a held reply is written before a handler that is not inline_only runs, and the rest as it comes") {
+    rpc::Router router;
+    rpc::add_builtins(router);
+    std::atomic<bool> ping_answered{false};
+    // Not inline_only: it may take long, so the ping's reply must not wait for it. It waits
+    // (up to 10 s) for the peer to have the ping's reply. The rest of that read is then
+    // written as it comes.
+    router.add("slow", [&] { return wait_for(ping_answered); });
+    const std::string input = R"({"jsonrpc":"2.0","method":"ping","id":1})" "\n"
+                              R"({"jsonrpc":"2.0","method":"slow","id":2})" "\n"
+                              R"({"jsonrpc":"2.0","method":"ping","id":3})" "\n";
+    const auto records = writes_on_a_seqpacket(router, input, [&](const std::string& record) {
+      if (record.find(R"("id":1,)") != std::string::npos) ping_answered = true;
+    });
+    CHECK(records == std::vector<std::string>{
+        R"({"jsonrpc":"2.0","id":1,"result":{}})" "\n", R"({"jsonrpc":"2.0","id":2,"result":true})" "\n",
+        R"({"jsonrpc":"2.0","id":3,"result":{}})" "\n"});
+  }
+
+  TEST_CASE("fds: the server's own message goes out at once, with the replies held before it") {
+    rpc::Router router;
+    rpc::add_builtins(router);
+    router.add("announce", [](rpc::Context& ctx) { return ctx.peer().notify("announced"); },
+               {.inline_only = true});
+    const std::string input = R"({"jsonrpc":"2.0","method":"ping","id":1})" "\n"
+                              R"({"jsonrpc":"2.0","method":"announce","id":2})" "\n"
+                              R"({"jsonrpc":"2.0","method":"ping","id":3})" "\n";
+    const auto records = writes_on_a_seqpacket(router, input, [](const std::string&) {});
+    CHECK(records == std::vector<std::string>{
+        R"({"jsonrpc":"2.0","id":1,"result":{}})" "\n" R"({"jsonrpc":"2.0","method":"announced"})" "\n",
+        R"({"jsonrpc":"2.0","id":2,"result":true})" "\n" R"({"jsonrpc":"2.0","id":3,"result":{}})" "\n"});
+  }
+
+  TEST_CASE("fds: a reply made on another thread is written at once, with the replies held before it") {
+    rpc::Router router;
+    rpc::add_builtins(router);
+    std::atomic<bool> awaiting{false};
+    std::atomic<bool> work_answered{false};
+    // Goes to the executor, and ends once the reading thread is in await_work, so that its
+    // reply is made on the executor's thread.
+    router.add("work", [&] { return wait_for(awaiting) ? 7 : 0; });
+    // Cheap by its registration, but waits (up to 10 s) for the peer to have work's reply,
+    // which the executor's thread must write without waiting for this read to be used up.
+    router.add("await_work", [&] {
+      awaiting = true;
+      return wait_for(work_answered);
+    }, {.inline_only = true});
+    rpc::ThreadPool pool(1);
+    const std::string input = R"({"jsonrpc":"2.0","method":"ping","id":1})" "\n"
+                              R"({"jsonrpc":"2.0","method":"work","id":2})" "\n"
+                              R"({"jsonrpc":"2.0","method":"await_work","id":3})" "\n";
+    const auto records = writes_on_a_seqpacket(router, input, [&](const std::string& record) {
+      if (record.find(R"("id":2,)") != std::string::npos) work_answered = true;
+    }, &pool);
+    CHECK(records == std::vector<std::string>{
+        R"({"jsonrpc":"2.0","id":1,"result":{}})" "\n" R"({"jsonrpc":"2.0","id":2,"result":7})" "\n",
+        R"({"jsonrpc":"2.0","id":3,"result":true})" "\n"});
+  }
+
+  TEST_CASE("fds: at most 64 KiB of replies is held; past that they are written at once") {
+    rpc::Router router;
+    router.add("text", [](int n) { return std::string(static_cast<std::size_t>(n), 'x'); }, rpc::names("n"),
+               {.inline_only = true});
+    const auto call = [](int id) {
+      return R"({"jsonrpc":"2.0","method":"text","params":[40000],"id":)" + std::to_string(id) + "}\n";
+    };
+    const auto reply = [](int id) {
+      return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"result":")" + std::string(40000, 'x') + "\"}\n";
+    };
+    const auto records = writes_on_a_seqpacket(router, call(1) + call(2) + call(3), [](const std::string&) {});
+    REQUIRE(records.size() == 2);
+    CHECK((records[0] == reply(1) + reply(2)));  // not printed: 80 KB
+    CHECK((records[1] == reply(3)));
+  }
+
+  TEST_CASE("a writer of the caller's own gets one frame a call, as promised") {
+    Harness h;
+    const auto writes = h.run(R"({"jsonrpc":"2.0","method":"ping","id":1})" "\n" + add_1 + "\n",
+                              {}, 1 << 16);
+    CHECK(writes == std::vector<std::string>{R"({"jsonrpc":"2.0","id":1,"result":{}})" "\n", three + "\n"});
   }
 }

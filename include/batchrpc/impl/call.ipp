@@ -9,6 +9,7 @@
 #include "../config.hpp"
 #include "../detail/call.hpp"
 #include "../detail/reply.hpp"
+#include "../detail/reply_hold.hpp"
 
 namespace rpc::inline BATCHRPC_ABI::detail {
 
@@ -70,6 +71,7 @@ BATCHRPC_DECL void write_failure(const RouterOptions& options, const RequestId& 
 BATCHRPC_DECL bool call_method(const RouterOptions& options, const Method& method,
                                const Request& request, Context& ctx, ResultWriter& w,
                                Buffer& out, std::size_t limit) {
+  if (!method.options.inline_only) release_held_replies();
   const std::size_t start = out.size();
   const bool notification = request.id.is_notification();
   if (!notification) begin_result(out, w, request.id);
@@ -151,6 +153,7 @@ BATCHRPC_DECL void write_deferred(const RouterOptions& options, const Request& r
 BATCHRPC_DECL bool call_group(const RouterOptions& options, const Method& method,
                               CallOrigin origin, std::span<GroupMember> members,
                               GroupScratch& scratch) {
+  if (!method.options.inline_only) release_held_replies();
   const std::size_t n = members.size();
   scratch.contexts.clear();
   scratch.contexts.reserve(n);

@@ -18,8 +18,16 @@
 #include <string>
 
 #include "../config.hpp"
+#include "../detail/reply_hold.hpp"
 #include "../detail/stream_framer.hpp"
 #include "../stream.hpp"
+
+namespace rpc::inline BATCHRPC_ABI::detail {
+// serve_stream's loop. With `writes_together`, the writer may be given several frames at once
+// (see StreamConnection).
+BATCHRPC_DECL void serve_connection(Session& session, const StreamReader& read, const StreamWriter& write,
+                                    StreamOptions options, bool writes_together);
+}  // namespace rpc::detail
 
 #if BATCHRPC_HAS_FD_STREAMS
 #include "stream_posix.ipp"
@@ -38,22 +46,36 @@ namespace rpc::inline BATCHRPC_ABI {
 namespace detail {
 
 // One stream connection: frames messages in, writes framed replies out.
-class StreamConnection final : public FrameSink {
+//
+// With `writes_together`, the replies that the reading thread makes while it answers one
+// read's messages are held and written together when that read is used up: one write, and
+// one wake-up of the peer, for what would be one each. Held replies never wait behind work
+// that may take long: before a handler that is not `inline_only` runs on the reading thread,
+// what is held is written (release_held_replies), and the rest of that read is written as it
+// comes. They never wait for more input either: the read is used up before the next one can
+// block. The server's own messages, and replies made on other threads, are written at once,
+// with whatever is held before them.
+class StreamConnection final : public FrameSink, private ReplyHold {
  public:
-  StreamConnection(Session& session, const StreamWriter& write, StreamOptions options)
+  StreamConnection(Session& session, const StreamWriter& write, StreamOptions options, bool writes_together)
       : session_(session),
         write_(write),
         framer_(options.framing, options.max_message_bytes != 0 ? options.max_message_bytes
-                                                                : session.router().limits().max_message_bytes) {}
+                                                                : session.router().limits().max_message_bytes),
+        writes_together_(writes_together) {}
 
-  // Feeds bytes as they arrive; false once the connection must end.
+  // Feeds bytes as they arrive; false once the connection must end. Returns with nothing held.
   bool feed(const char* data, std::size_t size) {
+    const HoldScope holding(*this);
     framer_.feed(data, size, *this);  // never paused: every message is handed in
     return !framer_.failed();
   }
 
   // End of input: a last line without its newline still counts.
-  void finish() { framer_.finish(*this); }
+  void finish() {
+    const HoldScope holding(*this);
+    framer_.finish(*this);
+  }
 
   // True once a write has failed: the peer is gone, nothing more is read or written.
   [[nodiscard]] bool peer_gone() const { return peer_gone_.load(); }
@@ -64,36 +86,90 @@ class StreamConnection final : public FrameSink {
     return write_error_;
   }
 
-  // Writes one message (a reply, or the server's own) with its framing, whole; false when the
-  // peer is gone. Called on the reading thread and, through completions and rpc::Peer, on
-  // any thread; the lock keeps each frame whole on the stream, so the writer (user code) runs
-  // under it by design.
-  bool send(std::string_view message) {
+  // Writes one message with its framing, whole; false when the peer is gone. A reply that the
+  // reading thread makes while it holds is held instead (up to kMostHeld bytes). Called on the
+  // reading thread and, through completions and rpc::Peer, on any thread; the lock keeps each
+  // frame whole on the stream, so the writer (user code) runs under it by design.
+  bool send(std::string_view message, bool is_reply) {
     {
       std::lock_guard<std::mutex> lock(write_mutex_);
       if (peer_gone_.load()) return false;
       try {
-        frame_.clear();
         append_frame(frame_, framer_.framing(), message);
-        if (write_(frame_)) return true;
-      } catch (...) {  // a reply that cannot go out leaves the peer waiting: the connection ends
+        if (is_reply && reply_hold == this && frame_.size() < kMostHeld) return true;
+      } catch (...) {  // no memory for the frame: the peer would wait for it for ever
         write_error_ = std::current_exception();
+        peer_gone_.store(true);
       }
-      peer_gone_.store(true);  // before cancelling: see serve_stream
+      if (!peer_gone_.load() && write_locked()) return true;
     }
-    // Nobody will read the replies: handlers that honour their stop token end early. Outside
-    // the lock, since cancelling answers queued requests at once, through send().
-    session_.cancel_all();
+    peer_lost();
     return false;
   }
 
+  // Writes what is held; the connection is over if that fails.
+  void release() noexcept override {
+    {
+      std::lock_guard<std::mutex> lock(write_mutex_);
+      if (frame_.empty() || peer_gone_.load() || write_locked()) return;
+    }
+    peer_lost();
+  }
+
  private:
+  // Most bytes held: past this, what is held is written at once (a read's replies can be far
+  // larger than the read).
+  static constexpr std::size_t kMostHeld = std::size_t{1} << 16;
+
+  // This connection holds the reading thread's replies while it lives; what is held is
+  // written when it ends, however the read ended.
+  class HoldScope {
+   public:
+    explicit HoldScope(StreamConnection& connection) : connection_(connection) {
+      if (connection.writes_together_) outer_ = std::exchange(reply_hold, static_cast<ReplyHold*>(&connection));
+    }
+    ~HoldScope() {
+      if (!connection_.writes_together_) return;
+      reply_hold = outer_;  // a handler served another stream meanwhile: that one holds again
+      connection_.release();
+    }
+    HoldScope(const HoldScope&) = delete;
+    HoldScope& operator=(const HoldScope&) = delete;
+
+   private:
+    StreamConnection& connection_;
+    ReplyHold* outer_ = nullptr;
+  };
+
+  // Writes and empties frame_, under write_mutex_; false (the peer gone) when that fails.
+  bool write_locked() noexcept {
+    try {
+      const bool written = write_(frame_);
+      frame_.clear();
+      if (written) return true;
+    } catch (...) {  // a reply that cannot go out leaves the peer waiting: the connection ends
+      write_error_ = std::current_exception();
+    }
+    peer_gone_.store(true);  // before cancelling: see serve_stream
+    return false;
+  }
+
+  // Nobody will read the replies: handlers that honour their stop token end early. Outside
+  // the lock, since cancelling answers queued requests at once, through send(). Out of memory
+  // to cancel, serve_stream cancels again once reading stops.
+  void peer_lost() noexcept {
+    try {
+      session_.cancel_all();
+    } catch (...) {
+    }
+  }
+
   // `message` is copied by the session; `owned`, a message read into a buffer of the
   // framer's, is taken over instead (a large message is not held twice).
   bool message(std::string_view message, std::string* owned) override {
     if (peer_gone()) return true;  // reading has stopped; what was read but not handled is dropped
     auto reply_to = [this](std::optional<std::string_view> reply) {
-      if (reply) send(*reply);
+      if (reply) send(*reply, true);
     };
     if (owned != nullptr) {
       session_.handle(std::move(*owned), std::move(reply_to));
@@ -104,26 +180,25 @@ class StreamConnection final : public FrameSink {
     return true;
   }
 
-  void too_large() override { send(too_large_reply(framer_.max_message_bytes())); }
-  void bad_frame(const char* why) override { send(bad_frame_reply(why)); }
+  void too_large() override { send(too_large_reply(framer_.max_message_bytes()), true); }
+  void bad_frame(const char* why) override { send(bad_frame_reply(why), true); }
 
   Session& session_;
   const StreamWriter& write_;
   StreamFramer framer_;
+  const bool writes_together_;
 
   mutable std::mutex write_mutex_;
-  std::string frame_;
+  std::string frame_;  // what is held, then what is being written
   std::exception_ptr write_error_;
   std::atomic<bool> peer_gone_{false};  // set under write_mutex_, read without it
 };
 
-}  // namespace detail
-
-BATCHRPC_DECL void serve_stream(Session& session, const StreamReader& read,
-                                const StreamWriter& write, StreamOptions options) {
-  detail::StreamConnection connection(session, write, options);
-  // The server's own messages go out as whole frames between the replies.
-  session.attach([&connection](std::string message) { return connection.send(message); });
+BATCHRPC_DECL void serve_connection(Session& session, const StreamReader& read, const StreamWriter& write,
+                                    StreamOptions options, bool writes_together) {
+  detail::StreamConnection connection(session, write, options, writes_together);
+  // The server's own messages go out as whole frames between the replies, at once.
+  session.attach([&connection](std::string message) { return connection.send(message, false); });
   std::exception_ptr failure;
   try {
     char chunk[1 << 16];
@@ -161,6 +236,13 @@ BATCHRPC_DECL void serve_stream(Session& session, const StreamReader& read,
   session.detach();
   if (!failure) failure = connection.write_error();
   if (failure) std::rethrow_exception(failure);
+}
+
+}  // namespace detail
+
+BATCHRPC_DECL void serve_stream(Session& session, const StreamReader& read,
+                                const StreamWriter& write, StreamOptions options) {
+  detail::serve_connection(session, read, write, options, false);  // the writer is promised one frame a call
 }
 
 BATCHRPC_DECL void serve_stream(Session& session, std::istream& in, std::ostream& out,
@@ -203,7 +285,7 @@ BATCHRPC_DECL void serve_stream(Session& session, std::istream& in, std::ostream
       return static_cast<bool>(out);
     });
   };
-  serve_stream(session, read, write, options);
+  detail::serve_connection(session, read, write, options, true);
 }
 
 }  // namespace rpc

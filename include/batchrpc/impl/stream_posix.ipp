@@ -156,7 +156,7 @@ BATCHRPC_DECL void serve_stream(Session& session, int in_fd, int out_fd, StreamO
                                ignored = detail::sigpipe_ignored()](std::string_view bytes) {
     return detail::write_fd(out_fd, socket, ignored, bytes);
   };
-  serve_stream(session, read, write, options);
+  detail::serve_connection(session, read, write, options, true);
 }
 
 }  // namespace rpc
