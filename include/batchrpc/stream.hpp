@@ -99,16 +99,22 @@ BATCHRPC_DECL void serve_stream(Session& session, const StreamReader& read,
  * Replies are written together where that delays none of them behind work that may take
  * long: the replies the reading thread makes while it answers the messages of one read are
  * held, and go out in one write (one wake-up of the client instead of one each) once that read
- * is used up, before the next read can block. Before a handler that is not `inline_only` runs
- * on the reading thread, what is held is written, and the rest of that read's replies go out
- * as they come. The server's own messages (`rpc::Peer`), and replies completed on other
- * threads, are written at once, after what is held. At most 64 KiB is held.
+ * is used up, before the next read can block. The reading thread runs only cheap work while
+ * it holds them: handlers registered `inline_only` (such as `ping`), errors, and answers that
+ * come back to it (a `Responder` answered there, say). Before any other handler runs on it,
+ * what is held is written, and the rest of that read's replies go out as they come; if that
+ * write fails, the peer is gone and the handler is not run (it is answered `-32800`, for
+ * nobody). The server's own messages (`rpc::Peer`), and replies completed on other threads,
+ * are written at once, after what is held. At most 64 KiB is held.
  */
 BATCHRPC_DECL void serve_stream(Session& session, int in_fd, int out_fd, StreamOptions options = {});
 #endif
 
 /// `serve_stream` on standard streams; `out` is written with SIGPIPE blocked as above (unless
-/// the process ignores it as the call begins), with replies written together as above.
+/// the process ignores it as the call begins), and the replies to what one read returns are
+/// written together as above. A read returns a line in lines framing, and otherwise what `in`
+/// has buffered: `std::cin`, synchronised with stdio, buffers nothing, so each of its messages
+/// is written alone. Serve stdio through `STDIN_FILENO` and `STDOUT_FILENO` for that.
 BATCHRPC_DECL void serve_stream(Session& session, std::istream& in, std::ostream& out,
                                 StreamOptions options = {});
 

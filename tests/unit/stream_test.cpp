@@ -769,6 +769,44 @@ TEST_SUITE("stream") {
         R"({"jsonrpc":"2.0","id":3,"result":true})" "\n"});
   }
 
+  TEST_CASE("fds: when held replies cannot be written, the peer is gone and the next handler is not run") {
+    CHECK(in_child([] {
+      std::atomic<int> notes{0};
+      rpc::Router router = make_router(notes);
+      rpc::Session session(router);
+      const std::string ping = R"({"jsonrpc":"2.0","method":"ping","id":7})";
+      // ping's reply is held (ping is inline_only); `note` is not inline_only, so the reply is
+      // written first, which fails: neither note runs, nor the add between them.
+      const std::string result = serve_through_pipes(ping + "\n" + note + "\n" + add_1 + "\n" + note + "\n",
+                                                     session, Reader::gone);
+      return result + " notes=" + std::to_string(notes.load());
+    }) == "returned notes=0");
+  }
+
+  TEST_CASE("fds: a stream served inside a cheap handler first writes what the outer one holds") {
+    rpc::Router router;
+    rpc::add_builtins(router);
+    std::atomic<bool> ping_answered{false};
+    router.add("slow", [&] { return wait_for(ping_answered); });  // not inline_only
+    // Registered cheap, but serves a stream of its own on this thread, whose `slow` call must
+    // not keep the outer ping's reply waiting.
+    router.add("relay", [&router] {
+      std::istringstream in(R"({"jsonrpc":"2.0","method":"slow","id":9})" "\n");
+      std::ostringstream out;
+      rpc::Session inner(router);
+      rpc::serve_stream(inner, in, out);
+      return out.str();
+    }, {.inline_only = true});
+    const std::string input = R"({"jsonrpc":"2.0","method":"ping","id":1})" "\n"
+                              R"({"jsonrpc":"2.0","method":"relay","id":2})" "\n";
+    const auto records = writes_on_a_seqpacket(router, input, [&](const std::string& record) {
+      if (record.find(R"("id":1,)") != std::string::npos) ping_answered = true;
+    });
+    CHECK(records == std::vector<std::string>{
+        R"({"jsonrpc":"2.0","id":1,"result":{}})" "\n",
+        R"({"jsonrpc":"2.0","id":2,"result":"{\"jsonrpc\":\"2.0\",\"id\":9,\"result\":true}\n"})" "\n"});
+  }
+
   TEST_CASE("fds: at most 64 KiB of replies is held; past that they are written at once") {
     rpc::Router router;
     router.add("text", [](int n) { return std::string(static_cast<std::size_t>(n), 'x'); }, rpc::names("n"),

@@ -5,8 +5,6 @@
 // before it runs a handler that is not `inline_only`.
 #pragma once
 
-#include <utility>
-
 #include "../config.hpp"
 
 namespace rpc::inline BATCHRPC_ABI::detail {
@@ -14,8 +12,9 @@ namespace rpc::inline BATCHRPC_ABI::detail {
 // A connection that holds replies back.
 class ReplyHold {
  public:
-  // Writes what is held. Never throws: a failed write is the connection's to report.
-  virtual void release() noexcept = 0;
+  // Writes what is held, and holds nothing more until the reading thread's next read. False
+  // once the peer is gone (then or before): nothing more should run for it. Never throws.
+  virtual bool release() noexcept = 0;
 
  protected:
   ~ReplyHold() = default;
@@ -26,10 +25,11 @@ class ReplyHold {
 inline thread_local ReplyHold* reply_hold = nullptr;
 
 // Called before a handler that may take long runs on this thread: a reply held back must not
-// wait behind it, so what is held is written, and this thread holds nothing more until its
-// connection's next read.
-inline void release_held_replies() noexcept {
-  if (ReplyHold* hold = std::exchange(reply_hold, nullptr)) hold->release();
+// wait behind it. False when what was held could not be written: the peer is gone, and the
+// handler should not run.
+inline bool release_held_replies() noexcept {
+  ReplyHold* const hold = reply_hold;
+  return hold == nullptr || hold->release();
 }
 
 }  // namespace rpc::detail

@@ -71,9 +71,14 @@ BATCHRPC_DECL void write_failure(const RouterOptions& options, const RequestId& 
 BATCHRPC_DECL bool call_method(const RouterOptions& options, const Method& method,
                                const Request& request, Context& ctx, ResultWriter& w,
                                Buffer& out, std::size_t limit) {
-  if (!method.options.inline_only) release_held_replies();
-  const std::size_t start = out.size();
   const bool notification = request.id.is_notification();
+  // A handler that may take long runs only once the replies held before it are out; if they
+  // could not go out, the client is gone and the call is not run (cancelled, as the rest is).
+  if (!method.options.inline_only && !release_held_replies()) {
+    if (!notification) write_error(out, w, request.id, ErrorCode::request_cancelled);
+    return true;
+  }
+  const std::size_t start = out.size();
   if (!notification) begin_result(out, w, request.id);
   WriterAccess::reset(w, out, limit);
 
@@ -153,7 +158,10 @@ BATCHRPC_DECL void write_deferred(const RouterOptions& options, const Request& r
 BATCHRPC_DECL bool call_group(const RouterOptions& options, const Method& method,
                               CallOrigin origin, std::span<GroupMember> members,
                               GroupScratch& scratch) {
-  if (!method.options.inline_only) release_held_replies();
+  if (!method.options.inline_only && !release_held_replies()) {  // the client is gone: see call_method
+    for (const GroupMember& m : members) m.slot->error = cancelled();
+    return false;
+  }
   const std::size_t n = members.size();
   scratch.contexts.clear();
   scratch.contexts.reserve(n);

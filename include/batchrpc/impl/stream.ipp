@@ -52,9 +52,9 @@ namespace detail {
 // one wake-up of the peer, for what would be one each. Held replies never wait behind work
 // that may take long: before a handler that is not `inline_only` runs on the reading thread,
 // what is held is written (release_held_replies), and the rest of that read is written as it
-// comes. They never wait for more input either: the read is used up before the next one can
-// block. The server's own messages, and replies made on other threads, are written at once,
-// with whatever is held before them.
+// comes; should that write fail, the peer is gone and the handler is not run. Nor do they
+// wait for more input: the read is used up before the next one can block. The server's own
+// messages, and replies made on other threads, are written at once, after what is held.
 class StreamConnection final : public FrameSink, private ReplyHold {
  public:
   StreamConnection(Session& session, const StreamWriter& write, StreamOptions options, bool writes_together)
@@ -96,7 +96,7 @@ class StreamConnection final : public FrameSink, private ReplyHold {
       if (peer_gone_.load()) return false;
       try {
         append_frame(frame_, framer_.framing(), message);
-        if (is_reply && reply_hold == this && frame_.size() < kMostHeld) return true;
+        if (is_reply && reply_hold == this && holding_ && frame_.size() < kMostHeld) return true;
       } catch (...) {  // no memory for the frame: the peer would wait for it for ever
         write_error_ = std::current_exception();
         peer_gone_.store(true);
@@ -107,13 +107,17 @@ class StreamConnection final : public FrameSink, private ReplyHold {
     return false;
   }
 
-  // Writes what is held; the connection is over if that fails.
-  void release() noexcept override {
+  // Writes what is held, and holds nothing more until the next read; false once the peer is
+  // gone (the connection is over). On the reading thread only.
+  bool release() noexcept override {
+    holding_ = false;
     {
       std::lock_guard<std::mutex> lock(write_mutex_);
-      if (frame_.empty() || peer_gone_.load() || write_locked()) return;
+      if (peer_gone_.load()) return false;
+      if (frame_.empty() || write_locked()) return true;
     }
     peer_lost();
+    return false;
   }
 
  private:
@@ -122,15 +126,20 @@ class StreamConnection final : public FrameSink, private ReplyHold {
   static constexpr std::size_t kMostHeld = std::size_t{1} << 16;
 
   // This connection holds the reading thread's replies while it lives; what is held is
-  // written when it ends, however the read ended.
+  // written when it ends, however the read ended. A connection served from inside a handler
+  // of another one on this thread (which should not happen in a cheap one) first writes what
+  // the other holds, since only the innermost hold is released before a handler runs.
   class HoldScope {
    public:
     explicit HoldScope(StreamConnection& connection) : connection_(connection) {
-      if (connection.writes_together_) outer_ = std::exchange(reply_hold, static_cast<ReplyHold*>(&connection));
+      if (!connection.writes_together_) return;
+      outer_ = std::exchange(reply_hold, static_cast<ReplyHold*>(&connection));
+      if (outer_ != nullptr) outer_->release();
+      connection.holding_ = true;
     }
     ~HoldScope() {
       if (!connection_.writes_together_) return;
-      reply_hold = outer_;  // a handler served another stream meanwhile: that one holds again
+      reply_hold = outer_;
       connection_.release();
     }
     HoldScope(const HoldScope&) = delete;
@@ -187,6 +196,7 @@ class StreamConnection final : public FrameSink, private ReplyHold {
   const StreamWriter& write_;
   StreamFramer framer_;
   const bool writes_together_;
+  bool holding_ = false;  // replies are held now; the reading thread's alone
 
   mutable std::mutex write_mutex_;
   std::string frame_;  // what is held, then what is being written
