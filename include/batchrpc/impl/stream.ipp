@@ -16,6 +16,7 @@
 #include <ostream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "../config.hpp"
 #include "../detail/reply_hold.hpp"
