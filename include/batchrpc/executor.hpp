@@ -85,8 +85,10 @@ class ThreadPool final : public Executor {
   /// Starts `threads` workers (at least one). A worker that runs out of tasks keeps looking
   /// for more for `linger` (yielding, so it takes no time from threads that have work) before
   /// it sleeps: a session's next tasks usually come within microseconds, and a sleep and a
-  /// wake-up cost more. An idle pool then spends up to `linger` of CPU per worker after its
-  /// last task; zero (or less) turns it off, and more than a second counts as a second.
+  /// wake-up cost more. A task that a lingering worker will find wakes no sleeping one (only
+  /// tasks beyond the number of lingering workers do). An idle pool then spends up to `linger`
+  /// of CPU per worker after its last task; zero (or less) turns it off, and more than a second
+  /// counts as a second.
   explicit ThreadPool(std::size_t threads, std::chrono::microseconds linger = std::chrono::microseconds(50))
       : linger_(std::clamp(linger, std::chrono::microseconds(0), std::chrono::microseconds(std::chrono::seconds(1)))) {
     if (threads == 0) threads = 1;
@@ -111,12 +113,16 @@ class ThreadPool final : public Executor {
   }
 
   void execute(std::function<void()> task) override {
+    bool wake = false;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       queue_.push_back(std::move(task));
       queued_.store(queue_.size(), std::memory_order_relaxed);
+      wake = queue_.size() > lingering_.load(std::memory_order_relaxed);
     }
-    ready_.notify_one();
+    // Waking a sleeper is a system call, and the sleeper then competes for a core with the
+    // lingerer that takes the task anyway. Not waking one loses no task: see linger().
+    if (wake) ready_.notify_one();
   }
 
   /// Number of worker threads.
@@ -130,13 +136,22 @@ class ThreadPool final : public Executor {
   }
 
   // Looks for a task for up to linger_ before the worker sleeps (see the constructor).
-  void linger(const std::stop_token& stop) const {
+  //
+  // While it looks, it counts in lingering_, and execute() wakes no sleeper for a task it will
+  // find. No task is left behind: the worker leaves the count before it takes the lock to check
+  // the queue. If it takes the lock after the execute() that counted it, it finds the task
+  // there; if before, its leaving happened before that execute() read the count (through the
+  // lock), so execute() saw it gone and woke a sleeper, or the task went to a worker that
+  // looked after it. Relaxed is enough: the mutex orders what matters.
+  void linger(const std::stop_token& stop) {
     if (linger_.count() <= 0) return;
     const auto until = std::chrono::steady_clock::now() + linger_;
+    lingering_.fetch_add(1, std::memory_order_relaxed);
     while (queued_.load(std::memory_order_relaxed) == 0 && !stop.stop_requested() &&
            std::chrono::steady_clock::now() < until) {
       std::this_thread::yield();
     }
+    lingering_.fetch_sub(1, std::memory_order_relaxed);
   }
 
   void work(std::stop_token stop) {
@@ -163,6 +178,7 @@ class ThreadPool final : public Executor {
   std::condition_variable_any ready_;
   std::deque<std::function<void()>> queue_;
   std::atomic<std::size_t> queued_{0};  // queue_.size(), for linger() to read without the lock
+  std::atomic<std::size_t> lingering_{0};  // workers in linger(), looking for a task
   std::chrono::microseconds linger_;
   std::vector<std::jthread> workers_;  // last: stopped and joined before the queue goes
 };
