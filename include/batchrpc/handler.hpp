@@ -50,7 +50,8 @@ class Handler {
   // True when the handler takes an rpc::Responder (so a call may be answered later).
   [[nodiscard]] virtual bool answers_later() const noexcept = 0;
   // False when the handler cannot see its call's cancellation (it takes neither an
-  // rpc::Context nor an rpc::Responder): a session then makes no stop state for its calls.
+  // rpc::Context nor an rpc::Responder): a session then makes no stop state for its calls,
+  // and gives them no slot for a Responder.
   [[nodiscard]] virtual bool observes_stop() const noexcept { return true; }
 };
 

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <latch>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -457,5 +458,22 @@ TEST_SUITE("session") {
     REQUIRE(replies.wait_for(1));
     CHECK(replies.got[0] == std::optional<std::string>(R"({"jsonrpc":"2.0","id":2,"error":{"code":-32800,"message":"Request cancelled"}})"));
     CHECK_FALSE(kept.stop_requested());
+  }
+
+  TEST_CASE("a plain call where a Responder answered before, in the same place of a batch, gets its own result") {
+    rpc::Router router;
+    router.add("later", [](int v, rpc::Responder done) { done.resolve(v); });
+    router.add("plus", [](int v) { return v + 1; });
+    const std::string later = "[" + request("later", "[7]", "1") + "," + request("later", "[8]", "2") + "]";
+    const std::string plus = "[" + request("plus", "[1]", "3") + "," + request("plus", "[2]", "4") + "]";
+    for (const std::size_t threads : {std::size_t{0}, std::size_t{2}}) {
+      CAPTURE(threads);
+      std::unique_ptr<rpc::ThreadPool> pool = threads ? std::make_unique<rpc::ThreadPool>(threads) : nullptr;
+      rpc::Session session(router, {.executor = pool.get()});
+      for (int round = 0; round < 2; ++round) {
+        CHECK(session.handle(later) == R"([{"jsonrpc":"2.0","id":1,"result":7},{"jsonrpc":"2.0","id":2,"result":8}])");
+        CHECK(session.handle(plus) == R"([{"jsonrpc":"2.0","id":3,"result":2},{"jsonrpc":"2.0","id":4,"result":3}])");
+      }
+    }
   }
 }

@@ -374,10 +374,17 @@ class Job {
       answer_cancelled(m, ws.writer);
       return member_done(i, owed);
     }
-    m.reset(m.stop.get_token(), budget_.limit());
-    m.arrivals.store(0, std::memory_order_relaxed);  // the Responder is handed on after this
+    // A handler that takes neither a Context nor a Responder cannot reach the member's slot
+    // for a Responder: it gets none, and the slot is left as it is. Resetting it would touch
+    // three more cache lines per call, which another core wrote last when members move
+    // between the executor's threads.
+    const bool observes = m.method->observes_stop;
+    if (observes) {
+      m.reset(m.stop.get_token(), budget_.limit());
+      m.arrivals.store(0, std::memory_order_relaxed);  // the Responder is handed on after this
+    }
     Context ctx = ContextAccess::make(m.request.method, m.request.id, m.stop.get_token(),
-                                      {&core_.router, &core_.owner, &m, m.request.params});
+                                      {&core_.router, &core_.owner, observes ? &m : nullptr, m.request.params});
     const HandlerScope running(core_);
     if (call_method(options(), *m.method, m.request, ctx, ws.writer, m.text, budget_.limit())) {
       member_done(i, owed);

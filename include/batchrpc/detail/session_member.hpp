@@ -24,7 +24,8 @@ class Member;
 // The requests that can be cancelled, by id key.
 using InFlight = std::unordered_multimap<std::string_view, Member*>;
 
-// Reused from message to message by its job; every field is reset before the member runs.
+// Reused from message to message by its job; every field is reset before the member runs, but
+// the Deferred's only for a handler that can reach it (takes a Context or a Responder).
 class Member final : public Deferred {
  public:
   static constexpr std::size_t none = static_cast<std::size_t>(-1);
