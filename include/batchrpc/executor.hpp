@@ -37,7 +37,7 @@ struct ExecutorAccess;
  *   exception goes to `RouterOptions::on_exception`;
  * - destroy it without running it (a pool shut down with tasks queued): those requests are
  *   answered `-32093` ("the executor dropped the task") when the last copy goes.
- * A batch's members are handed over as a few tasks that take them in turn; the members a
+ * A batch's members are handed over as a few tasks that share them out; the members a
  * refused or dropped task would have taken are left to the batch's other tasks, and answered
  * so only when none of those runs. A caller of the waiting `Session::handle` takes one of
  * those turns itself (see there).

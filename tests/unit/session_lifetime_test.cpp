@@ -357,6 +357,50 @@ TEST_SUITE("session lifetime") {
     CHECK(session.handle(batch + "]") == expected + "]");
   }
 
+  TEST_CASE("the members behind a long one are taken by the batch's other turns") {
+    // The executor's tasks share a batch's members out; the first member waits for all the
+    // others, so those of its own share must be taken by another turn, with the waiting
+    // handle (which takes a turn itself) and with a completion (the pool's turns only: two
+    // threads at least, or the only one waits).
+    rpc::Router router;
+    std::atomic<std::latch*> others{nullptr};
+    router.add("long", [&others] {  // a bounded wait: a turn that held the others would time out
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      while (!others.load()->try_wait()) {
+        if (std::chrono::steady_clock::now() > until) return false;
+        std::this_thread::yield();
+      }
+      return true;
+    });
+    router.add("short", [&others](int i) {
+      others.load()->count_down();
+      return i;
+    });
+    std::string batch = "[" + request("long", "0");
+    std::string expected = "[" + result("0", "true");
+    for (int i = 1; i < 8; ++i) {
+      batch += "," + request("short", std::to_string(i), "[" + std::to_string(i) + "]");
+      expected += "," + result(std::to_string(i), std::to_string(i));
+    }
+    batch += "]";
+    expected += "]";
+    for (const std::size_t threads : {std::size_t{1}, std::size_t{2}, std::size_t{4}}) {
+      CAPTURE(threads);
+      rpc::ThreadPool pool(threads);
+      rpc::Session session(router, {.executor = &pool});
+      std::latch waiting{7};
+      others = &waiting;
+      CHECK(session.handle(batch) == expected);
+      if (threads == 1) continue;
+      std::latch completed{7};
+      others = &completed;
+      Replies replies;
+      session.handle(batch, replies.callback());
+      session.drain();
+      CHECK(replies.all() == std::vector<std::optional<std::string>>{expected});
+    }
+  }
+
   TEST_CASE("~Session does not wait for the executor to come round to work it has answered (an event loop)") {
     // An event loop destroys a session between two turns, its tasks still queued: requests not
     // started are answered -32800 and notifications dropped at once; the tasks, run or

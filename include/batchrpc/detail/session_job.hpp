@@ -17,6 +17,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -460,9 +461,21 @@ class Job {
   std::vector<std::unique_ptr<Member>> members_;
   std::vector<std::unique_ptr<Group>> groups_;
   std::size_t group_count_ = 0;
-  std::vector<std::size_t> sweep_;  // the members the executor runs, taken in turn (start_sweep)
-  std::atomic<std::size_t> sweep_next_{0};   // the next member of sweep_ to take
-  std::atomic<std::size_t> sweep_turns_{0};  // sweep tasks not yet run nor dropped
+  std::vector<std::size_t> sweep_;  // the members the executor runs, shared out by turns (start_sweep)
+  static constexpr std::size_t kMaxSweepTurns = 8;
+  // The start of share q of sweep_, cut into sweep_shares_ shares.
+  std::size_t share_begin(std::size_t q) const noexcept { return q * sweep_.size() / sweep_shares_; }
+  std::size_t sweep_shares_ = 1;             // set before the turns are handed out
+  std::atomic<std::size_t> sweep_owners_{0};  // turns that have taken a share of their own
+  std::atomic<std::size_t> sweep_turns_{0};   // sweep tasks not yet run nor dropped
+  // How far the turn that owns each share has got (the next member it will look at), each in a
+  // cache line of its own: written by that turn only, read by the others when it is their turn
+  // to take what is left.
+  struct Reached {
+    std::atomic<std::size_t> next{0};
+    char padding[64 - sizeof(std::atomic<std::size_t>)];
+  };
+  std::array<Reached, kMaxSweepTurns> sweep_reached_{};
   std::vector<CoalescedCall> coalesced_;  // handed to a coalescer, reused
   std::size_t count_ = 0;
   bool batch_ = false;

@@ -14,25 +14,40 @@
 
 namespace rpc::inline BATCHRPC_ABI::detail {
 
-// The members in sweep_ go to the executor as a few tasks, each of which takes the next
-// member not yet taken until none is left: one hand-off per task, not per member, and a
-// long member holds up no other. One member alone is handed off as itself.
+// The members in sweep_ go to the executor as a few tasks, the turns: one hand-off per turn,
+// not per member. One member alone is handed off as itself.
 //
 // A dispatching thread that lends itself (it would only wait for the reply) takes one of the
 // turns, once it has handed out the rest (end of dispatch_parsed): it starts at once, while the
 // executor's threads wake up, and a single member is not handed off at all.
+//
+// How the turns share the members out: sweep_ is cut into as many shares as there are turns.
+// A turn takes a share of its own and runs it from the front, then takes what the other turns
+// have not reached yet, each share from its back. A long member holds up no other for longer
+// than the other turns take to run their own shares. Each member is claimed by its phase
+// (Member::claim), so two turns never run the same one, and nothing else is shared member by
+// member: a counter every turn bumped for each member cost more than 1 µs calls on two cores
+// (the counter's cache line moving between them each time), and interleaved the turns' members
+// in memory. Members thus start out of their order in the batch (which JSON-RPC allows): calls
+// of one batch that wait for each other can all be waiting at once, where taking members in
+// order made some of those patterns finish.
 inline void Job::start_sweep(Workspace& ws) {
   if (sweep_.empty()) return;
   const std::size_t own = lends_thread_ ? 1 : 0;
   if (sweep_.size() == 1 && own == 0) return hand_off(sweep_.front(), Handoff::Work::member, ws);
-  static const std::size_t most = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 2, 8);
-  const std::size_t tasks = std::min(sweep_.size(), most) - own;
-  sweep_next_.store(0, std::memory_order_relaxed);
-  sweep_turns_.store(tasks + own, std::memory_order_relaxed);
-  for (std::size_t k = 0; k < tasks; ++k) hand_off(0, Handoff::Work::sweep, ws);
+  static const std::size_t most =
+      std::clamp<std::size_t>(std::thread::hardware_concurrency(), 2, kMaxSweepTurns);
+  const std::size_t turns = std::min(sweep_.size(), most);
+  sweep_shares_ = turns;
+  sweep_owners_.store(0, std::memory_order_relaxed);
+  for (std::size_t q = 0; q < turns; ++q) {
+    sweep_reached_[q].next.store(share_begin(q), std::memory_order_relaxed);
+  }
+  sweep_turns_.store(turns, std::memory_order_relaxed);
+  for (std::size_t k = own; k < turns; ++k) hand_off(0, Handoff::Work::sweep, ws);
 }
 
-// A turn at the sweep: runs members until none is left to take, then ends the turn.
+// A turn at the sweep: its own share, then what is left of the others (see start_sweep).
 //
 // The turn holds the job from the first member it claims (a claimed member is not answered,
 // so the message is not finished): a Responder answering inside a call cannot finish the job
@@ -40,26 +55,47 @@ inline void Job::start_sweep(Workspace& ws) {
 inline void Job::run_sweep(Workspace& ws) {
   bool holding = false;
   std::size_t owed = 0;
-  for (std::size_t k = sweep_next_.fetch_add(1, std::memory_order_relaxed); k < sweep_.size();
-       k = sweep_next_.fetch_add(1, std::memory_order_relaxed)) {
+  const auto take = [&](std::size_t k) {
     const std::size_t i = sweep_[k];
-    if (!members_[i]->claim(Member::running)) continue;  // cancelled while queued, and answered
+    Member& m = *members_[i];
+    // A look first: a member another turn has taken is passed over without a write.
+    if (m.phase.load(std::memory_order_relaxed) != Member::queued) return;
+    if (!m.claim(Member::running)) return;  // taken meanwhile, or cancelled and answered
     if (!holding) hold();
     holding = true;
     guarded(i, [&] { call(i, ws, &owed); });
+  };
+  const std::size_t shares = sweep_shares_;
+  const std::size_t mine = sweep_owners_.fetch_add(1, std::memory_order_relaxed);
+  if (mine < shares) {  // always, as each turn comes here once
+    for (std::size_t k = share_begin(mine); k < share_begin(mine + 1); ++k) {
+      // Before the claim: a turn that reads this stops short of k, which we are about to take.
+      sweep_reached_[mine].next.store(k + 1, std::memory_order_relaxed);
+      take(k);
+    }
+  }
+  // The members of the other shares that their turns have not reached (all of a share whose
+  // turn has not started), from the back, where those turns will come last.
+  for (std::size_t d = 1; d < shares; ++d) {
+    const std::size_t q = (mine + d) % shares;
+    for (std::size_t k = share_begin(q + 1); k > share_begin(q);) {
+      --k;
+      // Its turn has been here.
+      if (k < sweep_reached_[q].next.load(std::memory_order_relaxed)) break;
+      take(k);
+    }
   }
   if (holding) release(owed + 1);
-  end_sweep_turn("the executor dropped the task");  // nothing is left: never refuses
+  end_sweep_turn("the executor dropped the task");  // every share was visited: never refuses
 }
 
 // A turn that ran, or never will. While another turn may still come, the members nobody
-// took are left to it; the last turn answers them -32093 with `why`.
+// took are left to it; the last turn answers them -32093 with `why`. They can only be in the
+// shares no turn took as its own (a turn that ran visited every share, and its own whole).
 inline void Job::end_sweep_turn(const char* why) noexcept {
   if (sweep_turns_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-  for (std::size_t k = sweep_next_.fetch_add(1, std::memory_order_relaxed); k < sweep_.size();
-       k = sweep_next_.fetch_add(1, std::memory_order_relaxed)) {
-    refuse(sweep_[k], why);
-  }
+  const std::size_t owned = std::min(sweep_owners_.load(std::memory_order_relaxed), sweep_shares_);
+  for (std::size_t k = share_begin(owned); k < sweep_.size(); ++k) refuse(sweep_[k], why);
 }
 
 // Hands member `i` (or group `i`, or a turn at the sweep) to the executor; whatever becomes
