@@ -103,6 +103,7 @@ class Job {
     // Our own hold, and the members answered here (released with it; see member_done).
     const std::size_t ours = 1 + done_in_dispatch_;
     done_in_dispatch_ = 0;
+    if (lends_thread_ && core_.executor != nullptr) look_for_the_rest(ours);
     if (outstanding_.load(std::memory_order_acquire) == ours) {
       // Every member is answered (the common case of inline handlers): only what we hold is
       // left, and nobody else can take a hold, so the reply is sent here and the session told
@@ -116,6 +117,20 @@ class Job {
   }
 
   const RouterOptions& options() const { return core_.router.options(); }
+
+  // A thread that lends itself would only wait for the reply once its turn is over. The
+  // members still running on the executor usually end within microseconds, so it looks for
+  // them that long before it lets go: if they end, it sends the reply itself (begin), built
+  // where it is awaited instead of on another core, and nobody sleeps; a sleep and a wake-up
+  // cost more. Without an executor, only a Responder's answer can be outstanding, and that
+  // may take any time: nothing is looked for.
+  void look_for_the_rest(std::size_t ours) const noexcept {
+    if (outstanding_.load(std::memory_order_acquire) == ours) return;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
+    while (outstanding_.load(std::memory_order_acquire) != ours &&
+           std::chrono::steady_clock::now() < until) {
+    }
+  }
 
   // Counts the message in the router's bytes in progress until its reply is sent; false when
   // it does not fit (Limits::max_inflight_bytes).

@@ -400,25 +400,16 @@ BATCHRPC_DECL std::optional<std::string> Session::handle_and_wait(std::string_vi
   std::mutex mutex;
   std::condition_variable answered;
   bool ready = false;
-  std::atomic<bool> ready_seen{false};  // `ready`, for a look without the lock
   std::optional<std::string> result;
   Completion done = [&](std::optional<std::string_view> reply) {
     std::lock_guard<std::mutex> lock(mutex);
     if (reply) result.emplace(*reply);
     ready = true;
-    ready_seen.store(true, std::memory_order_release);
     answered.notify_all();  // under the lock: we are destroyed as soon as it is released
   };
-  // This thread only waits from here: it runs members beside the executor's threads.
+  // This thread only waits from here: it runs members beside the executor's threads, and looks
+  // for the others to end before it lets go (Job::look_for_the_rest).
   core_->handle(message, owned, std::move(done), true);
-  // Every member has been taken by now, and those still running elsewhere usually end within
-  // microseconds: look for the reply that long before sleeping, which costs a wake-up as long
-  // again. Taking the lock below then waits for the completion to let go of it.
-  if (core_->executor != nullptr && !ready_seen.load(std::memory_order_acquire)) {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
-    while (!ready_seen.load(std::memory_order_acquire) && std::chrono::steady_clock::now() < until) {
-    }
-  }
   std::unique_lock<std::mutex> lock(mutex);
   answered.wait(lock, [&] { return ready; });
   return result;
