@@ -28,18 +28,17 @@ std::int64_t work(std::int64_t seed, int rounds) {
   return static_cast<std::int64_t>(x >> 40);
 }
 
-// The method `work` doing `rounds` rounds per call.
+// A router whose method `work` does `rounds` rounds per call.
+rpc::Router make_router(int rounds) {
+  rpc::Router built;
+  built.add("work", [rounds](std::int64_t seed) { return work(seed, rounds); });
+  return built;
+}
+
+// The router for `rounds` (400 or 820), made once.
 const rpc::Router& work_router(int rounds) {
-  static const rpc::Router half = [] {
-    rpc::Router built;
-    built.add("work", [](std::int64_t seed) { return work(seed, 400); });
-    return built;
-  }();
-  static const rpc::Router whole = [] {
-    rpc::Router built;
-    built.add("work", [](std::int64_t seed) { return work(seed, 820); });
-    return built;
-  }();
+  static const rpc::Router half = make_router(400);
+  static const rpc::Router whole = make_router(820);
   return rounds == 400 ? half : whole;
 }
 

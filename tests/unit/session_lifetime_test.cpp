@@ -45,6 +45,17 @@ std::string request(std::string_view method, std::string_view id, std::string_vi
   return s + "}";
 }
 
+// Whether `latch` opened within five seconds, polled without blocking the thread for good:
+// a member that waits for others of its batch, and must not hang the test when they never run.
+bool waited_for(std::latch& latch) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!latch.try_wait()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
 std::string overloaded(std::string_view id, std::string_view reason) {
   return error(id, -32093, "Server overloaded", R"({"reason":")" + std::string(reason) + "\"}");
 }
@@ -334,14 +345,8 @@ TEST_SUITE("session lifetime") {
   TEST_CASE("a member that waits for a later member of its batch is not held up behind it") {
     rpc::Router router;
     std::latch second_ran{1};
-    router.add("first", [&second_ran] {  // a bounded wait: a turn that held both would time out
-      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-      while (!second_ran.try_wait()) {
-        if (std::chrono::steady_clock::now() > until) return false;
-        std::this_thread::yield();
-      }
-      return true;
-    });
+    // a bounded wait: a turn that held both would time out
+    router.add("first", [&second_ran] { return waited_for(second_ran); });
     router.add("other", [&second_ran](int i) {
       if (i == 1) second_ran.count_down();
       return i;
@@ -364,14 +369,8 @@ TEST_SUITE("session lifetime") {
     // threads at least, or the only one waits).
     rpc::Router router;
     std::atomic<std::latch*> others{nullptr};
-    router.add("long", [&others] {  // a bounded wait: a turn that held the others would time out
-      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-      while (!others.load()->try_wait()) {
-        if (std::chrono::steady_clock::now() > until) return false;
-        std::this_thread::yield();
-      }
-      return true;
-    });
+    // a bounded wait: a turn that held the others would time out
+    router.add("long", [&others] { return waited_for(*others.load()); });
     router.add("short", [&others](int i) {
       others.load()->count_down();
       return i;
