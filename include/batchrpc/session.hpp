@@ -10,10 +10,13 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
+#include "completion.hpp"
 #include "config.hpp"
 #include "context.hpp"
+#include "detail/completion_ref.hpp"
 #include "detail/peer_call.hpp"
 #include "executor.hpp"
 #include "json.hpp"
@@ -47,11 +50,6 @@ struct SessionOptions {
   /// message in, with no lock of the library's held; what it throws is dropped.
   std::function<void(const RequestId& id)> unmatched_response{};
 };
-
-/// Called once per message with the reply (valid only during the call), or `std::nullopt`
-/// when nothing must be sent. May be called on another thread than the one that handed the
-/// message in.
-using Completion = std::function<void(std::optional<std::string_view> reply)>;
 
 /**
  * Per-connection state: the capabilities granted to the connection and the table of its
@@ -117,6 +115,25 @@ class Session {
     requires std::same_as<Text, std::string>
   void handle(Text&& message, Completion done) {
     handle_owned(std::move(message), std::move(done));
+  }
+
+  /// The same with a completion of any other type that a `Completion` can hold (a lambda, say),
+  /// taking the text over when it is a `std::string` rvalue. A message answered before this
+  /// returns (see above) calls `done` in place and makes no `Completion` of it, which saves a
+  /// `std::function` per message; `done` is then destroyed by the caller, not by the session.
+  /// Only a message whose reply comes later moves (an rvalue) or copies `done` into a
+  /// `Completion`.
+  template <class Text, class Done>
+    requires std::convertible_to<Text, std::string_view> &&
+             (!std::same_as<std::remove_cvref_t<Done>, Completion>) &&
+             std::invocable<std::remove_reference_t<Done>&, std::optional<std::string_view>> &&
+             std::constructible_from<Completion, Done>
+  void handle(Text&& message, Done&& done) {
+    if constexpr (std::same_as<Text, std::string>) {
+      handle_ref(message, &message, detail::CompletionRef::to(std::forward<Done>(done)));
+    } else {
+      handle_ref(message, nullptr, detail::CompletionRef::to(std::forward<Done>(done)));
+    }
   }
 
   /// Handles one message and waits for its reply (`std::nullopt`: nothing to send). Do not
@@ -205,6 +222,8 @@ class Session {
 
  private:
   BATCHRPC_DECL void handle_owned(std::string&& message, Completion done);
+  BATCHRPC_DECL void handle_ref(std::string_view message, std::string* owned,
+                                detail::CompletionRef done);
   BATCHRPC_DECL std::optional<std::string> handle_and_wait(std::string_view message, std::string* owned);
 
   friend struct detail::SessionAccess;

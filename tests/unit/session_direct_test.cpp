@@ -76,22 +76,46 @@ const std::vector<std::string> extra_messages = {
     "",
 };
 
-// The reply a session gives `message`, handed in as a view or as an owned string.
-std::optional<std::string> through(rpc::Session& session, const std::string& message, bool owned) {
+// The reply a session gives `message`, handed in as a view or as an owned string, with a
+// Completion or with a lambda (which the fast path calls in place).
+std::optional<std::string> through(rpc::Session& session, const std::string& message, bool owned,
+                                   bool as_lambda = false) {
   std::optional<std::string> reply;
   bool called = false;
-  rpc::Completion done = [&](std::optional<std::string_view> r) {
+  const auto keep = [&](std::optional<std::string_view> r) {
     called = true;
     if (r) reply.emplace(*r);
   };
+  rpc::Completion done = keep;
   if (owned) {
-    session.handle(std::string(message), std::move(done));
+    as_lambda ? session.handle(std::string(message), keep) : session.handle(std::string(message), std::move(done));
   } else {
-    session.handle(message, std::move(done));
+    as_lambda ? session.handle(message, keep) : session.handle(message, std::move(done));
   }
   REQUIRE(called);  // without an executor or Responders, answered before handle returns
   return reply;
 }
+
+// How often a completion was copied and moved, and the replies it was given.
+struct CompletionLog {
+  int copies = 0;
+  int moves = 0;
+  std::vector<std::string> replies;
+};
+
+// A completion that writes into a CompletionLog.
+struct LoggingCompletion {
+  std::shared_ptr<CompletionLog> log = std::make_shared<CompletionLog>();
+
+  LoggingCompletion() = default;
+  LoggingCompletion(const LoggingCompletion& other) : log(other.log) { ++log->copies; }
+  LoggingCompletion(LoggingCompletion&& other) noexcept : log(other.log) { ++log->moves; }
+  LoggingCompletion& operator=(const LoggingCompletion&) = delete;
+  LoggingCompletion& operator=(LoggingCompletion&&) = delete;
+  ~LoggingCompletion() = default;
+
+  void operator()(std::optional<std::string_view> reply) const { log->replies.emplace_back(reply ? *reply : "none"); }
+};
 
 }  // namespace
 
@@ -108,9 +132,12 @@ TEST_SUITE("session fast path") {
       CAPTURE(message);
       const std::optional<std::string> expected = router.handle(message);
       for (const bool owned : {false, true}) {
-        CAPTURE(owned);
-        CHECK(through(direct, message, owned) == expected);
-        CHECK(through(queued, message, owned) == expected);
+        for (const bool as_lambda : {false, true}) {
+          CAPTURE(owned);
+          CAPTURE(as_lambda);
+          CHECK(through(direct, message, owned, as_lambda) == expected);
+          CHECK(through(queued, message, owned, as_lambda) == expected);
+        }
       }
     }
   }
@@ -266,5 +293,55 @@ TEST_SUITE("session fast path") {
     }
     for (std::thread& t : threads) t.join();
     CHECK(wrong == 0);
+  }
+
+  TEST_CASE("a completion other than rpc::Completion is called in place on the fast path, and kept only for later") {
+    const rpc::Router router = make_router();
+    rpc::Session session(router);
+    const std::string add = R"({"jsonrpc":"2.0","method":"add","params":[1,2],"id":1})";
+    const std::string watching = R"({"jsonrpc":"2.0","method":"watching","params":[7],"id":7})";
+    const std::string add_reply = R"({"jsonrpc":"2.0","id":1,"result":3})";
+    const std::string watching_reply = R"({"jsonrpc":"2.0","id":7,"result":7})";
+
+    SUBCASE("answered here: neither copied nor moved, so no std::function was made of it") {
+      LoggingCompletion done;
+      session.handle(add, done);
+      session.handle(std::string(add), done);
+      session.handle(add, LoggingCompletion(done));  // one copy, by this line itself
+      CHECK(done.log->replies == std::vector<std::string>{add_reply, add_reply, add_reply});
+      CHECK(done.log->copies == 1);
+      CHECK(done.log->moves == 0);
+    }
+    SUBCASE("answered by a job (a handler taking a Context): an rvalue is moved in, never copied") {
+      LoggingCompletion done;
+      const std::shared_ptr<CompletionLog> log = done.log;
+      session.handle(watching, std::move(done));
+      CHECK(log->replies == std::vector<std::string>{watching_reply});
+      CHECK(log->copies == 0);
+      CHECK(log->moves >= 1);
+    }
+    SUBCASE("answered by a job: an lvalue is copied once and stays the caller's") {
+      LoggingCompletion done;
+      session.handle(watching, done);
+      CHECK(done.log->replies == std::vector<std::string>{watching_reply});
+      CHECK(done.log->copies == 1);
+      done(std::nullopt);  // still whole
+      CHECK(done.log->replies.back() == "none");
+    }
+  }
+
+  TEST_CASE("what a lambda completion throws is swallowed, on the fast path and from a job") {
+    const rpc::Router router = make_router();
+    rpc::Session session(router);
+    int calls = 0;
+    const auto throwing = [&](std::optional<std::string_view>) {
+      ++calls;
+      throw std::runtime_error("the transport failed");
+    };
+    CHECK_NOTHROW(session.handle(R"({"jsonrpc":"2.0","method":"add","params":[1,2],"id":1})", throwing));
+    CHECK_NOTHROW(session.handle(R"({"jsonrpc":"2.0","method":"watching","params":[7],"id":7})", throwing));
+    CHECK(calls == 2);
+    CHECK(through(session, R"({"jsonrpc":"2.0","method":"add","params":[2,3],"id":2})", false, true) ==
+          R"({"jsonrpc":"2.0","id":2,"result":5})");
   }
 }

@@ -580,6 +580,14 @@ TEST_SUITE("session lifetime") {
             router.add("one", [] { return 1; });
             auto session = std::make_shared<rpc::Session>(router);
             rpc::Session& s = *session;
+            s.handle(request("one", "1"), rpc::Completion([owner = std::move(session)](std::optional<std::string_view>) {}));
+          }),
+          "a session was destroyed from one of its own handlers or completions");
+    check(death::in_child([] {  // a lambda the session keeps, since a job answers: the same
+            rpc::Router router;
+            router.add("one", [](rpc::Context&) { return 1; });
+            auto session = std::make_shared<rpc::Session>(router);
+            rpc::Session& s = *session;
             s.handle(request("one", "1"), [owner = std::move(session)](std::optional<std::string_view>) {});
           }),
           "a session was destroyed from one of its own handlers or completions");

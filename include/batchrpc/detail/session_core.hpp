@@ -33,6 +33,7 @@
 #include "../router.hpp"
 #include "../session.hpp"
 #include "checks.hpp"
+#include "completion_ref.hpp"
 #include "peer_channel.hpp"
 #include "session_member.hpp"
 #include "task_gate.hpp"
@@ -61,18 +62,6 @@ class HandlerScope {
 #endif
 };
 
-// Calls a message's completion once with its reply (nullopt: nothing to send), then destroys
-// it, here: callers hold a HandlerScope, since a completion that owns its session would wait
-// for itself. What it throws is swallowed: the transport's callback failing must not stop the
-// session.
-inline void complete(Completion&& done, std::optional<std::string_view> reply) noexcept {
-  Completion call = std::move(done);
-  try {
-    call(reply);
-  } catch (...) {
-  }
-}
-
 // Defined in impl/session.ipp: an id as a lookup key (strings by text, numbers by value, so
 // that 1 and 1.0 are one key); false for ids that cannot be looked up.
 BATCHRPC_DECL bool id_key(const Value& id, std::string& key);
@@ -93,7 +82,9 @@ class SessionCore {
   // over. The calling thread answers it at once when nothing else could reach it meanwhile
   // (answerable_directly), else a job does. With `lends_thread` (a caller that will only wait
   // for the reply), the calling thread also runs the members the executor would, beside it.
-  BATCHRPC_DECL void handle(std::string_view message, std::string* owned, Completion done,
+  // `done` is called here, or taken (CompletionRef::take) before anything else is done with
+  // the message, so that a failure to take it throws with nothing changed.
+  BATCHRPC_DECL void handle(std::string_view message, std::string* owned, CompletionRef done,
                             bool lends_thread = false);
 
   // A job for the next message. Jobs are the session's until it ends; a job is active from

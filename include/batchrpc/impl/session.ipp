@@ -137,10 +137,11 @@ inline thread_local std::unique_ptr<ParsedMessage> spare_parsed_message;
 // The fast path. A message this thread can answer whole and at once (answerable_directly) is
 // answered as Router::handle answers it: no job, no members, no table, no lock, nothing kept
 // past the call. Any other message goes to a job, with what was parsed here.
-BATCHRPC_DECL void SessionCore::handle(std::string_view message, std::string* owned, Completion done,
+BATCHRPC_DECL void SessionCore::handle(std::string_view message, std::string* owned, CompletionRef done,
                                        bool lends_thread) {
   if (!may_answer_directly(message.size())) {
-    return acquire_job().start(message, owned, std::move(done), lends_thread);
+    Completion later = done.take();  // first: what it throws leaves everything as it was
+    return acquire_job().start(message, owned, std::move(later), lends_thread);
   }
   std::unique_ptr<ParsedMessage> parsed = std::move(spare_parsed_message);
   std::optional<WorkspaceLease> lease;
@@ -149,7 +150,8 @@ BATCHRPC_DECL void SessionCore::handle(std::string_view message, std::string* ow
     lease.emplace();
     parsed->take(message, owned);  // in-situ parsing writes into it
   } catch (...) {  // no memory: nothing is touched yet, and a job answers what memory allows
-    return acquire_job().start(message, owned, std::move(done), lends_thread);
+    Completion later = done.take();
+    return acquire_job().start(message, owned, std::move(later), lends_thread);
   }
   Workspace& ws = **lease;
   bool parsed_whole = false;
@@ -162,8 +164,9 @@ BATCHRPC_DECL void SessionCore::handle(std::string_view message, std::string* ow
   } catch (...) {  // out of memory
   }
   if (parsed_whole && !direct) {
+    Completion later = done.take();
     // `parsed` is the job's spare now
-    acquire_job().start_parsed(parsed, outcome, std::move(done), ws, lends_thread);
+    acquire_job().start_parsed(parsed, outcome, std::move(later), ws, lends_thread);
   } else {
     begin_direct();
     {
@@ -179,7 +182,7 @@ BATCHRPC_DECL void SessionCore::handle(std::string_view message, std::string* ow
         parsed->parser.release();
       } catch (...) {  // no memory to keep a larger pool: the next parse makes a fresh one
       }
-      complete(std::move(done), has_reply ? std::optional<std::string_view>(out.view()) : std::nullopt);
+      done.call(has_reply ? std::optional<std::string_view>(out.view()) : std::nullopt);
     }
     end_direct();
   }
@@ -384,11 +387,15 @@ BATCHRPC_DECL Session::~Session() {
 }
 
 BATCHRPC_DECL void Session::handle(std::string_view message, Completion done) {
-  core_->handle(message, nullptr, std::move(done));
+  core_->handle(message, nullptr, detail::CompletionRef::to(std::move(done)));
 }
 
 BATCHRPC_DECL void Session::handle_owned(std::string&& message, Completion done) {
-  core_->handle(message, &message, std::move(done));
+  core_->handle(message, &message, detail::CompletionRef::to(std::move(done)));
+}
+
+BATCHRPC_DECL void Session::handle_ref(std::string_view message, std::string* owned, detail::CompletionRef done) {
+  core_->handle(message, owned, done);
 }
 
 BATCHRPC_DECL std::optional<std::string> Session::handle_and_wait(std::string_view message,
@@ -401,7 +408,7 @@ BATCHRPC_DECL std::optional<std::string> Session::handle_and_wait(std::string_vi
   std::condition_variable answered;
   bool ready = false;
   std::optional<std::string> result;
-  Completion done = [&](std::optional<std::string_view> reply) {
+  const auto done = [&](std::optional<std::string_view> reply) {
     std::lock_guard<std::mutex> lock(mutex);
     if (reply) result.emplace(*reply);
     ready = true;
@@ -409,7 +416,7 @@ BATCHRPC_DECL std::optional<std::string> Session::handle_and_wait(std::string_vi
   };
   // This thread only waits from here: it runs members beside the executor's threads, and looks
   // for the others to end before it lets go (Job::look_for_the_rest).
-  core_->handle(message, owned, std::move(done), true);
+  core_->handle(message, owned, detail::CompletionRef::to(done), true);
   std::unique_lock<std::mutex> lock(mutex);
   answered.wait(lock, [&] { return ready; });
   return result;

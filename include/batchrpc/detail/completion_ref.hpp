@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: MIT
+// How the session calls a message's completion.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include "../completion.hpp"
+#include "../config.hpp"
+
+namespace rpc::inline BATCHRPC_ABI::detail {
+
+// Calls a message's completion once with its reply (nullopt: nothing to send), then destroys
+// it, here: callers hold a HandlerScope, since a completion that owns its session would wait
+// for itself. What it throws is swallowed: the transport's callback failing must not stop the
+// session.
+inline void complete(Completion&& done, std::optional<std::string_view> reply) noexcept {
+  Completion call = std::move(done);
+  try {
+    call(reply);
+  } catch (...) {
+  }
+}
+
+// A message's completion as Session::handle receives it: a reference to the caller's callable.
+// A message answered on the calling thread (the session's fast path) calls it in place, so a
+// lambda handed to `handle` is not made into a Completion (a std::function) at all; only a
+// message whose reply comes later takes it, as a Completion. The callable lives in the caller's
+// frame for the whole call of `handle`, which is as long as this reference is used.
+class CompletionRef {
+ public:
+  // Refers to `done`: `take()` moves it out when it was passed as an rvalue, and copies it
+  // otherwise.
+  template <class Done>
+  static CompletionRef to(Done&& done) noexcept {
+    using F = std::remove_reference_t<Done>;
+    CompletionRef ref;
+    ref.target_ = const_cast<void*>(static_cast<const volatile void*>(std::addressof(done)));
+    ref.call_ = [](void* target, std::optional<std::string_view> reply) noexcept {
+      F& f = *static_cast<F*>(target);
+      if constexpr (std::is_same_v<std::remove_cv_t<F>, Completion>) {
+        complete(Completion(std::forward<Done>(f)), reply);  // destroyed here, as every Completion
+      } else {
+        try {
+          f(reply);
+        } catch (...) {  // swallowed, as complete() does
+        }
+      }
+    };
+    ref.take_ = [](void* target) {
+      return Completion(std::forward<Done>(*static_cast<F*>(target)));
+    };
+    return ref;
+  }
+
+  // Calls the completion once, on this thread, with the reply (nullopt: nothing to send).
+  void call(std::optional<std::string_view> reply) const noexcept { call_(target_, reply); }
+  // The completion, for a reply that comes later. Throws only what making a Completion of it
+  // throws (no memory), and then nothing is taken.
+  [[nodiscard]] Completion take() const { return take_(target_); }
+
+ private:
+  CompletionRef() = default;
+
+  void* target_ = nullptr;
+  void (*call_)(void*, std::optional<std::string_view>) noexcept = nullptr;
+  Completion (*take_)(void*) = nullptr;
+};
+
+}  // namespace rpc::detail
