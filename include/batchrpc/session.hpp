@@ -117,22 +117,26 @@ class Session {
     handle_owned(std::move(message), std::move(done));
   }
 
-  /// The same with a completion of any other type that a `Completion` can hold (a lambda, say),
-  /// taking the text over when it is a `std::string` rvalue. A message answered before this
-  /// returns (see above) calls `done` in place and makes no `Completion` of it, which saves a
-  /// `std::function` per message; `done` is then destroyed by the caller, not by the session.
-  /// Only a message whose reply comes later moves (an rvalue) or copies `done` into a
-  /// `Completion`.
+  /// The same with a completion of any other type that a `Completion` can hold (a lambda, a
+  /// function), taking the text over when it is a `std::string` rvalue. A message answered
+  /// before this returns (see above) calls `done` in place and makes no `Completion` of it,
+  /// which saves a `std::function` per message; only a message whose reply comes later makes a
+  /// `Completion` of it. As with a `Completion`, the session calls its own copy of an lvalue
+  /// (made first, so a copy that throws leaves the message unhandled) and never changes the
+  /// caller's object; an rvalue is used as it is, and moved in when kept.
   template <class Text, class Done>
     requires std::convertible_to<Text, std::string_view> &&
              (!std::same_as<std::remove_cvref_t<Done>, Completion>) &&
-             std::invocable<std::remove_reference_t<Done>&, std::optional<std::string_view>> &&
+             std::invocable<std::decay_t<Done>&, std::optional<std::string_view>> &&
              std::constructible_from<Completion, Done>
   void handle(Text&& message, Done&& done) {
-    if constexpr (std::same_as<Text, std::string>) {
-      handle_ref(message, &message, detail::CompletionRef::to(std::forward<Done>(done)));
+    if constexpr (std::is_lvalue_reference_v<Done> || std::is_function_v<std::remove_reference_t<Done>>) {
+      std::decay_t<Done> own = done;  // a copy, as a Completion would hold; a function decays
+      handle(std::forward<Text>(message), std::move(own));
+    } else if constexpr (std::same_as<Text, std::string>) {
+      handle_ref(message, &message, detail::CompletionRef::to(std::move(done)));
     } else {
-      handle_ref(message, nullptr, detail::CompletionRef::to(std::forward<Done>(done)));
+      handle_ref(message, nullptr, detail::CompletionRef::to(std::move(done)));
     }
   }
 

@@ -96,6 +96,10 @@ std::optional<std::string> through(rpc::Session& session, const std::string& mes
   return reply;
 }
 
+// The replies `receive` was given: a completion that is a plain function.
+std::vector<std::string> received;
+void receive(std::optional<std::string_view> reply) { received.emplace_back(reply ? *reply : "none"); }
+
 // How often a completion was copied and moved, and the replies it was given.
 struct CompletionLog {
   int copies = 0;
@@ -303,13 +307,20 @@ TEST_SUITE("session fast path") {
     const std::string add_reply = R"({"jsonrpc":"2.0","id":1,"result":3})";
     const std::string watching_reply = R"({"jsonrpc":"2.0","id":7,"result":7})";
 
-    SUBCASE("answered here: neither copied nor moved, so no std::function was made of it") {
+    SUBCASE("answered here: an rvalue is neither copied nor moved, so no std::function was made of it") {
+      LoggingCompletion done;
+      session.handle(add, LoggingCompletion(done));  // one copy, by this line itself
+      session.handle(std::string(add), LoggingCompletion(done));
+      CHECK(done.log->replies == std::vector<std::string>{add_reply, add_reply});
+      CHECK(done.log->copies == 2);
+      CHECK(done.log->moves == 0);
+    }
+    SUBCASE("answered here: an lvalue is copied once, as a Completion would copy it") {
       LoggingCompletion done;
       session.handle(add, done);
       session.handle(std::string(add), done);
-      session.handle(add, LoggingCompletion(done));  // one copy, by this line itself
-      CHECK(done.log->replies == std::vector<std::string>{add_reply, add_reply, add_reply});
-      CHECK(done.log->copies == 1);
+      CHECK(done.log->replies == std::vector<std::string>{add_reply, add_reply});
+      CHECK(done.log->copies == 2);
       CHECK(done.log->moves == 0);
     }
     SUBCASE("answered by a job (a handler taking a Context): an rvalue is moved in, never copied") {
@@ -328,6 +339,48 @@ TEST_SUITE("session fast path") {
       done(std::nullopt);  // still whole
       CHECK(done.log->replies.back() == "none");
     }
+  }
+
+  TEST_CASE("a mutable lambda handed in as an lvalue is called on the session's copy, on either path") {
+    const rpc::Router router = make_router();
+    rpc::Session session(router);
+    std::vector<int> seen;
+    auto counting = [&seen, calls = 0](std::optional<std::string_view>) mutable { seen.push_back(++calls); };
+    session.handle(R"({"jsonrpc":"2.0","method":"add","params":[1,2],"id":1})", counting);
+    session.handle(R"({"jsonrpc":"2.0","method":"add","params":[1,2],"id":2})", counting);
+    session.handle(R"({"jsonrpc":"2.0","method":"watching","params":[7],"id":7})", counting);
+    counting(std::nullopt);  // the caller's own object was never called
+    CHECK(seen == std::vector<int>{1, 1, 1, 1});
+  }
+
+  TEST_CASE("a function passed by name is a completion; a null function pointer is dropped as an empty one") {
+    const rpc::Router router = make_router();
+    rpc::Session session(router);
+    received.clear();
+    session.handle(R"({"jsonrpc":"2.0","method":"add","params":[1,2],"id":1})", receive);
+    session.handle(R"({"jsonrpc":"2.0","method":"watching","params":[7],"id":7})", receive);
+    CHECK(received == std::vector<std::string>{R"({"jsonrpc":"2.0","id":1,"result":3})",
+                                               R"({"jsonrpc":"2.0","id":7,"result":7})"});
+    void (*none)(std::optional<std::string_view>) = nullptr;
+    session.handle(R"({"jsonrpc":"2.0","method":"add","params":[1,2],"id":2})", none);
+    session.handle(R"({"jsonrpc":"2.0","method":"watching","params":[7],"id":8})", none);
+    CHECK(through(session, R"({"jsonrpc":"2.0","method":"add","params":[2,3],"id":3})", false, true) ==
+          R"({"jsonrpc":"2.0","id":3,"result":5})");
+  }
+
+  TEST_CASE("a message's text taken over leaves its string empty, not holding an earlier message") {
+    const rpc::Router router = make_router();
+    rpc::Session first(router);
+    rpc::Session second(router);
+    const auto ignore = [](std::optional<std::string_view>) {};
+    std::string secret = R"({"jsonrpc":"2.0","method":"add","params":[1,2],"id":"first connection's"})";
+    first.handle(std::move(secret), ignore);
+    std::string text = R"({"jsonrpc":"2.0","method":"add","params":[3,4],"id":2})";
+    second.handle(std::move(text), ignore);
+    CHECK(text.empty());  // NOLINT(bugprone-use-after-move): what a moved-from string holds is the point
+    std::string queued = R"({"jsonrpc":"2.0","method":"watching","params":[7],"id":7})";
+    second.handle(std::move(queued), ignore);
+    CHECK(queued.empty());  // NOLINT(bugprone-use-after-move)
   }
 
   TEST_CASE("what a lambda completion throws is swallowed, on the fast path and from a job") {

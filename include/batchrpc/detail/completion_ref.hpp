@@ -44,6 +44,9 @@ class CompletionRef {
       if constexpr (std::is_same_v<std::remove_cv_t<F>, Completion>) {
         complete(Completion(std::forward<Done>(f)), reply);  // destroyed here, as every Completion
       } else {
+        if constexpr (std::is_pointer_v<std::remove_cv_t<F>>) {
+          if (f == nullptr) return;  // as the empty Completion a null function makes
+        }
         try {
           f(reply);
         } catch (...) {  // swallowed, as complete() does

@@ -30,6 +30,7 @@ struct ParsedMessage {
   void take(std::string_view message, std::string* owned) {
     if (owned != nullptr) {
       text.swap(*owned);
+      owned->clear();  // it held an earlier message, perhaps another connection's
     } else {
       text.assign(message.data(), message.size());
     }
