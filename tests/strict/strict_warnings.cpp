@@ -19,6 +19,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <utility>
 #include <variant>
@@ -118,6 +119,10 @@ struct rpc::JsonTraits<strict::Point> {
   rpc::ThreadPool pool{2};
   rpc::Session session{router, {.executor = &pool}};
   (void)session.handle(R"({"jsonrpc":"2.0","method":"add","params":[1,2],"id":1})");
+  std::string taken = R"({"jsonrpc":"2.0","method":"add","params":[1,2],"id":2})";
+  session.handle(std::move(taken), [](std::optional<std::string_view> reply) { (void)reply; });
+  const auto keep = [](std::optional<std::string_view> reply) { (void)reply; };
+  session.handle(R"({"jsonrpc":"2.0","method":"add","params":[1,2],"id":3})", keep);
   rpc::serve_stream(session, 0, 1);
 #if defined(BATCHRPC_STRICT_NET)
   rpc::net::Server server{router};
