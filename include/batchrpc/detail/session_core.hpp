@@ -86,6 +86,9 @@ class SessionCore {
   // the message, so that a failure to take it throws with nothing changed.
   BATCHRPC_DECL void handle(std::string_view message, std::string* owned, CompletionRef done,
                             bool lends_thread = false);
+  // Hands `message` to a job, as `handle` does with what it does not answer at once.
+  BATCHRPC_DECL void handle_in_job(std::string_view message, std::string* owned, CompletionRef done,
+                                   bool lends_thread);
 
   // A job for the next message. Jobs are the session's until it ends; a job is active from
   // here until its reply is sent and its executor tasks are done with it (recycle).

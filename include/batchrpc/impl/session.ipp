@@ -3,9 +3,7 @@
 #pragma once
 
 #include <algorithm>
-#include <atomic>
 #include <charconv>
-#include <chrono>
 #include <cmath>
 #include <condition_variable>
 #include <limits>
@@ -139,10 +137,7 @@ inline thread_local std::unique_ptr<ParsedMessage> spare_parsed_message;
 // past the call. Any other message goes to a job, with what was parsed here.
 BATCHRPC_DECL void SessionCore::handle(std::string_view message, std::string* owned, CompletionRef done,
                                        bool lends_thread) {
-  if (!may_answer_directly(message.size())) {
-    Completion later = done.take();  // first: what it throws leaves everything as it was
-    return acquire_job().start(message, owned, std::move(later), lends_thread);
-  }
+  if (!may_answer_directly(message.size())) return handle_in_job(message, owned, done, lends_thread);
   std::unique_ptr<ParsedMessage> parsed = std::move(spare_parsed_message);
   std::optional<WorkspaceLease> lease;
   try {
@@ -150,8 +145,7 @@ BATCHRPC_DECL void SessionCore::handle(std::string_view message, std::string* ow
     lease.emplace();
     parsed->take(message, owned);  // in-situ parsing writes into it
   } catch (...) {  // no memory: nothing is touched yet, and a job answers what memory allows
-    Completion later = done.take();
-    return acquire_job().start(message, owned, std::move(later), lends_thread);
+    return handle_in_job(message, owned, done, lends_thread);
   }
   Workspace& ws = **lease;
   bool parsed_whole = false;
@@ -164,7 +158,7 @@ BATCHRPC_DECL void SessionCore::handle(std::string_view message, std::string* ow
   } catch (...) {  // out of memory
   }
   if (parsed_whole && !direct) {
-    Completion later = done.take();
+    Completion later = done.take();  // first: what it throws leaves everything as it was
     // `parsed` is the job's spare now
     acquire_job().start_parsed(parsed, outcome, std::move(later), ws, lends_thread);
   } else {
@@ -188,6 +182,12 @@ BATCHRPC_DECL void SessionCore::handle(std::string_view message, std::string* ow
   }
   parsed->trim();
   if (!spare_parsed_message) spare_parsed_message = std::move(parsed);
+}
+
+BATCHRPC_DECL void SessionCore::handle_in_job(std::string_view message, std::string* owned,
+                                              CompletionRef done, bool lends_thread) {
+  Completion later = done.take();  // first: what it throws leaves everything as it was
+  acquire_job().start(message, owned, std::move(later), lends_thread);
 }
 
 // Without an executor, and only for messages the router's bytes in progress could take now (a
@@ -387,11 +387,11 @@ BATCHRPC_DECL Session::~Session() {
 }
 
 BATCHRPC_DECL void Session::handle(std::string_view message, Completion done) {
-  core_->handle(message, nullptr, detail::CompletionRef::to(std::move(done)));
+  handle_ref(message, nullptr, detail::CompletionRef::to(std::move(done)));
 }
 
 BATCHRPC_DECL void Session::handle_owned(std::string&& message, Completion done) {
-  core_->handle(message, &message, detail::CompletionRef::to(std::move(done)));
+  handle_ref(message, &message, detail::CompletionRef::to(std::move(done)));
 }
 
 BATCHRPC_DECL void Session::handle_ref(std::string_view message, std::string* owned, detail::CompletionRef done) {
