@@ -404,22 +404,30 @@ BATCHRPC_DECL std::optional<std::string> Session::handle_and_wait(std::string_vi
                  "Session::handle(message) waits for its reply: from a handler of the same "
                  "session with an executor it can wait for ever (use the overload with a "
                  "completion, or Router::handle)");
-  std::mutex mutex;
-  std::condition_variable answered;
-  bool ready = false;
-  std::optional<std::string> result;
-  const auto done = [&](std::optional<std::string_view> reply) {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (reply) result.emplace(*reply);
-    ready = true;
-    answered.notify_all();  // under the lock: we are destroyed as soon as it is released
+  // Shared with the completion, which notifies after unlocking (a thread woken under the lock
+  // would only sleep again, on the mutex), and so may still be notifying when this thread has
+  // seen the reply and returned.
+  struct Waiter {
+    std::mutex mutex;
+    std::condition_variable answered;
+    bool ready = false;
+    std::optional<std::string> result;
+  };
+  const auto waiter = std::make_shared<Waiter>();
+  const auto done = [waiter](std::optional<std::string_view> reply) {
+    {
+      std::lock_guard<std::mutex> lock(waiter->mutex);
+      if (reply) waiter->result.emplace(*reply);
+      waiter->ready = true;
+    }
+    waiter->answered.notify_one();
   };
   // This thread only waits from here: it runs members beside the executor's threads, and looks
   // for the others to end before it lets go (Job::look_for_the_rest).
   core_->handle(message, owned, detail::CompletionRef::to(done), true);
-  std::unique_lock<std::mutex> lock(mutex);
-  answered.wait(lock, [&] { return ready; });
-  return result;
+  std::unique_lock<std::mutex> lock(waiter->mutex);
+  waiter->answered.wait(lock, [&] { return waiter->ready; });
+  return std::move(waiter->result);
 }
 
 BATCHRPC_DECL bool Session::granted(std::string_view capability) const {
