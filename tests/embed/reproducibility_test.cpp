@@ -159,7 +159,7 @@ TEST_SUITE("embed.reproducibility") {
       const RowMatrix identity = RowMatrix::Identity(hidden, hidden);
       RowMatrix weights(hidden, dims);
       model->dense_layer(floats(identity), static_cast<std::size_t>(hidden), floats(weights));
-      for (const Eigen::Index rows : {1, 7, 24}) {
+      for (const Eigen::Index rows : {1, 7, 24, 200}) {  // 200: two blocks of texts
         CAPTURE(rows);
         RowMatrix features(rows, hidden);
         std::uint64_t state = 99;

@@ -100,9 +100,9 @@ struct HashingModel::Weights {
   Index hidden = 0;
   Index buckets = 0;
   std::uint64_t token_key = 0;
-  RowMatrix table;             // buckets x hidden: one row per token bucket
-  ColMatrix projection;        // padded_dims x hidden: the dense layer (rows past dims are zero)
-  Eigen::VectorXf importance;  // buckets: sparse term weights, in [0.5, 1.5)
+  RowMatrix table;               // buckets x hidden: one row per token bucket
+  detail::PackedLhs projection;  // padded_dims x hidden: the dense layer (rows past dims are zero)
+  Eigen::VectorXf importance;    // buckets: sparse term weights, in [0.5, 1.5)
 
   explicit Weights(const HashingModelOptions& o) : options(o) {
     constexpr std::size_t most = std::size_t{1} << 20;
@@ -129,10 +129,11 @@ struct HashingModel::Weights {
     // Variance 1/hidden per weight keeps the output's scale independent of the input width.
     const float scale = std::sqrt(3.0f / static_cast<float>(hidden));
     s = stream_seed(o.seed, 2);
-    projection = ColMatrix::Zero(padded_dims, hidden);
+    ColMatrix layer = ColMatrix::Zero(padded_dims, hidden);
     for (Index r = 0; r < dims; ++r) {
-      for (Index c = 0; c < hidden; ++c) projection(r, c) = symmetric_unit(s) * scale;
+      for (Index c = 0; c < hidden; ++c) layer(r, c) = symmetric_unit(s) * scale;
     }
+    projection = detail::PackedLhs(layer);
     s = stream_seed(o.seed, 3);
     importance.resize(buckets);
     for (Index b = 0; b < buckets; ++b) importance(b) = 1.0f + 0.5f * symmetric_unit(s);
@@ -180,7 +181,7 @@ struct HashingModel::Weights {
   // The dense layer on `features` (hidden x count): padded_dims x count, rows past dims zero.
   void project(const Eigen::Ref<const ColMatrix>& features, ColMatrix& product) const {
     product.resize(padded_dims, features.cols());
-    detail::ordered_product(projection, features, product);
+    projection.multiply(features, product);
   }
 
   // The dense layer on `features` (hidden x count), L2-normalised, written as `count` vectors

@@ -7,8 +7,9 @@
 // Another L1 size cuts the sum elsewhere and rounds it differently: 768 inputs are one slice
 // with a 48 KiB L1 and two (392 + 376) with a 32 KiB one, so the same build gave other bits on
 // another CPU. Eigen has no public way to choose one product's blocking (setCpuCacheSizes is
-// process-wide and read by every product), so this runs the routine behind `operator*`
-// (internal::general_matrix_matrix_product, Eigen 3.4) with blocks chosen here:
+// process-wide and read by every product), so this does what the routine behind `operator*`
+// does (internal::general_matrix_matrix_product, Eigen 3.4: pack blocks of both operands, run
+// the kernel on each pair), with blocks chosen here:
 // - the whole inner dimension is one slice, so each entry is one sum in index order;
 // - every row goes through the kernel's widest path, the only one that sums in index order (the
 //   one-packet path splits a sum into its even and odd terms): that path takes 8, 12, 16, 24 or
@@ -16,6 +17,7 @@
 //   multiples of 48 rows;
 // - columns are summed alike four at a time or one by one, so any column count will do;
 // - block sizes only decide which entries are computed together, never how one is summed.
+// Packing the left operand does not depend on the right one, so PackedLhs does it once.
 #include "ordered_product.hpp"
 
 #include <algorithm>
@@ -28,41 +30,61 @@ namespace embed::detail {
 namespace {
 
 using Eigen::Index;
+using Traits = Eigen::internal::gebp_traits<float, float>;
+using LhsMapper = Eigen::internal::const_blas_data_mapper<float, Index, Eigen::ColMajor>;
+using RhsMapper = Eigen::internal::const_blas_data_mapper<float, Index, Eigen::ColMajor>;
+using ResMapper = Eigen::internal::blas_data_mapper<float, Index, Eigen::ColMajor, Eigen::Unaligned, 1>;
 
 // Rows and columns computed together: for 768 inputs, 576 KiB of packed rows and 384 KiB of
 // packed columns, which suits today's L2 caches (any multiple of 48 and of 8 gives the same bits).
 constexpr Index row_panel = 4 * ordered_row_block;
 constexpr Index column_panel = 128;
 
-class WholeDepthBlocking final : public Eigen::internal::level3_blocking<float, float> {
- public:
-  WholeDepthBlocking(Index rows, Index cols, Index depth) {
-    m_mc = std::min(rows, row_panel);
-    m_nc = std::min(cols, column_panel);
-    m_kc = depth;
-    // The packing buffers stay null: the product allocates them for the blocks above.
-  }
-};
-
-using ColMajorProduct =
-    Eigen::internal::general_matrix_matrix_product<Index, float, Eigen::ColMajor, false, float,
-                                                   Eigen::ColMajor, false, Eigen::ColMajor, 1>;
-
 }  // namespace
 
-void ordered_product(const Eigen::Ref<const Eigen::MatrixXf>& lhs,
-                     const Eigen::Ref<const Eigen::MatrixXf>& rhs,
-                     Eigen::Ref<Eigen::MatrixXf> out) {
-  if (lhs.rows() % ordered_row_block != 0 || lhs.cols() != rhs.rows() || out.rows() != lhs.rows() ||
-      out.cols() != rhs.cols()) {
-    throw std::logic_error("embed::detail::ordered_product: shapes do not fit");
+PackedLhs::PackedLhs(const Eigen::Ref<const Eigen::MatrixXf>& lhs)
+    : rows_(lhs.rows()), depth_(lhs.cols()), packed_(lhs.rows() * lhs.cols()) {
+  if (rows_ % ordered_row_block != 0) {
+    throw std::logic_error("embed::detail::PackedLhs: rows must come in multiples of 48");
   }
-  out.setZero();  // the product adds to it
-  if (out.size() == 0 || lhs.cols() == 0) return;
-  WholeDepthBlocking blocking(lhs.rows(), rhs.cols(), lhs.cols());
-  ColMajorProduct::run(lhs.rows(), rhs.cols(), lhs.cols(), lhs.data(), lhs.outerStride(),
-                       rhs.data(), rhs.outerStride(), out.data(), out.innerStride(),
-                       out.outerStride(), 1.0f, blocking, nullptr);
+  Eigen::internal::gemm_pack_lhs<float, Index, LhsMapper, Traits::mr, Traits::LhsProgress,
+                                 Traits::LhsPacket4Packing, Eigen::ColMajor>
+      pack;
+  const LhsMapper from(lhs.data(), lhs.outerStride());
+  // Panel by panel, each at its whole depth, as the kernel reads them: a panel of `mc` rows
+  // takes mc * depth floats, so panel i2 starts at i2 * depth.
+  for (Index i2 = 0; i2 < rows_; i2 += row_panel) {
+    const Index mc = std::min(row_panel, rows_ - i2);
+    pack(packed_.data() + i2 * depth_, from.getSubMapper(i2, 0), depth_, mc);
+  }
+}
+
+void PackedLhs::multiply(const Eigen::Ref<const Eigen::MatrixXf>& rhs,
+                         Eigen::Ref<Eigen::MatrixXf> out) const {
+  if (rhs.rows() != depth_ || out.rows() != rows_ || out.cols() != rhs.cols()) {
+    throw std::logic_error("embed::detail::PackedLhs: shapes do not fit");
+  }
+  out.setZero();  // the kernel adds to it
+  if (out.size() == 0 || depth_ == 0) return;
+  Eigen::internal::gemm_pack_rhs<float, Index, RhsMapper, Traits::nr, Eigen::ColMajor> pack;
+  Eigen::internal::gebp_kernel<float, float, Index, ResMapper, Traits::mr, Traits::nr, false, false> kernel;
+  const RhsMapper from(rhs.data(), rhs.outerStride());
+  const ResMapper to(out.data(), out.outerStride(), out.innerStride());
+  const Index cols = rhs.cols();
+  Eigen::VectorXf block(depth_ * std::min(cols, column_panel));
+  for (Index j2 = 0; j2 < cols; j2 += column_panel) {
+    const Index nc = std::min(column_panel, cols - j2);
+    pack(block.data(), from.getSubMapper(0, j2), depth_, nc);
+    for (Index i2 = 0; i2 < rows_; i2 += row_panel) {
+      const Index mc = std::min(row_panel, rows_ - i2);
+      kernel(to.getSubMapper(i2, j2), packed_.data() + i2 * depth_, block.data(), mc, depth_, nc, 1.0f);
+    }
+  }
+}
+
+void ordered_product(const Eigen::Ref<const Eigen::MatrixXf>& lhs,
+                     const Eigen::Ref<const Eigen::MatrixXf>& rhs, Eigen::Ref<Eigen::MatrixXf> out) {
+  PackedLhs(lhs).multiply(rhs, out);
 }
 
 }  // namespace embed::detail
