@@ -154,6 +154,8 @@ class Session {
   /// the overload with a completion where handlers must run on the executor's threads only.
   /// Once its own turn ends, it looks for the reply for up to 20 µs before it sleeps: the
   /// members still running elsewhere usually end sooner than a wake-up takes.
+  /// Throws `std::bad_alloc` when there is no memory for the returned copy of the reply (the
+  /// message was handled).
   [[nodiscard]] std::optional<std::string> handle(std::string_view message) {
     return handle_and_wait(message, nullptr);
   }

@@ -9,6 +9,8 @@
 
 #include <atomic>
 #include <cstddef>
+#include <limits>
+#include <new>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,11 +30,14 @@ void __libc_free(void* ptr);
 
 namespace {
 std::atomic<long> allocations{0};
+// malloc fails for this many bytes or more: what running out of memory looks like.
+std::atomic<std::size_t> refused_from{std::numeric_limits<std::size_t>::max()};
 }
 
 extern "C" {
 void* malloc(std::size_t size) {
   allocations.fetch_add(1, std::memory_order_relaxed);
+  if (size >= refused_from.load(std::memory_order_relaxed)) return nullptr;
   return __libc_malloc(size);
 }
 void* calloc(std::size_t count, std::size_t size) {
@@ -131,6 +136,20 @@ TEST_SUITE("allocation") {
     const std::string message = ping_batch(100, false);
     REQUIRE(router.handle(message));
     CHECK(allocations_during([&] { (void)router.handle(message); }) == 1);
+  }
+
+  TEST_CASE("the waiting handle throws bad_alloc, and does not hang, when it cannot copy the reply") {
+    static const std::string big(std::size_t{1} << 20, 'x');
+    rpc::Router router;
+    router.add("big", [](rpc::ResultWriter& out) { out.string(big); });
+    rpc::Session session(router);
+    const std::string message = R"({"jsonrpc":"2.0","method":"big","id":1})";
+    const std::string expected = R"({"jsonrpc":"2.0","id":1,"result":")" + big + R"("})";
+    REQUIRE(session.handle(message) == expected);  // the session's buffers are warm
+    refused_from.store(big.size());  // only the copy handed back is that large
+    CHECK_THROWS_AS((void)session.handle(message), std::bad_alloc);
+    refused_from.store(std::numeric_limits<std::size_t>::max());
+    CHECK(session.handle(message) == expected);
   }
 
   TEST_CASE("a warmed-up session allocates only the stop states handlers can see") {

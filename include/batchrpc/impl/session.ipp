@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <condition_variable>
+#include <exception>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -412,12 +413,17 @@ BATCHRPC_DECL std::optional<std::string> Session::handle_and_wait(std::string_vi
     std::condition_variable answered;
     bool ready = false;
     std::optional<std::string> result;
+    std::exception_ptr failure;  // the copy of the reply failed (no memory): thrown to the caller
   };
   const auto waiter = std::make_shared<Waiter>();
   const auto done = [waiter](std::optional<std::string_view> reply) {
     {
       std::lock_guard<std::mutex> lock(waiter->mutex);
-      if (reply) waiter->result.emplace(*reply);
+      try {
+        if (reply) waiter->result.emplace(*reply);
+      } catch (...) {  // the caller must still be woken: whoever calls this swallows what it throws
+        waiter->failure = std::current_exception();
+      }
       waiter->ready = true;
     }
     waiter->answered.notify_one();
@@ -427,6 +433,7 @@ BATCHRPC_DECL std::optional<std::string> Session::handle_and_wait(std::string_vi
   core_->handle(message, owned, detail::CompletionRef::to(done), true);
   std::unique_lock<std::mutex> lock(waiter->mutex);
   waiter->answered.wait(lock, [&] { return waiter->ready; });
+  if (waiter->failure) std::rethrow_exception(waiter->failure);
   return std::move(waiter->result);
 }
 
