@@ -9,11 +9,13 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "embed/hashing_model.hpp"
+#include "embed/ordered_product.hpp"
 #include "model_fixture.hpp"
 
 namespace {
@@ -173,5 +175,24 @@ TEST_SUITE("embed.reproducibility") {
         CHECK(same_bits(floats(out), floats(expected)));
       }
     }
+  }
+
+  TEST_CASE("ordered products of empty shapes: no inner terms give zeros, no columns give nothing") {
+    for (const Eigen::Index depth : {0, 5}) {
+      for (const Eigen::Index cols : {0, 3}) {
+        CAPTURE(depth);
+        CAPTURE(cols);
+        const Eigen::MatrixXf lhs = Eigen::MatrixXf::Constant(48, depth, 1.0f);
+        const Eigen::MatrixXf rhs = Eigen::MatrixXf::Constant(depth, cols, 2.0f);
+        Eigen::MatrixXf out = Eigen::MatrixXf::Constant(48, cols, 7.0f);
+        embed::detail::ordered_product(lhs, rhs, out);
+        CHECK(out == Eigen::MatrixXf::Constant(48, cols, depth == 0 ? 0.0f : 10.0f));
+      }
+    }
+    const embed::detail::PackedLhs empty;
+    Eigen::MatrixXf none(0, 2);
+    empty.multiply(Eigen::MatrixXf(0, 2), none);
+    CHECK(none.size() == 0);
+    CHECK_THROWS_AS(embed::detail::PackedLhs(Eigen::MatrixXf(47, 3)), std::logic_error);
   }
 }

@@ -47,6 +47,7 @@ PackedLhs::PackedLhs(const Eigen::Ref<const Eigen::MatrixXf>& lhs)
   if (rows_ % ordered_row_block != 0) {
     throw std::logic_error("embed::detail::PackedLhs: rows must come in multiples of 48");
   }
+  if (packed_.size() == 0) return;  // nothing to pack (and no data to point into)
   Eigen::internal::gemm_pack_lhs<float, Index, LhsMapper, Traits::mr, Traits::LhsProgress,
                                  Traits::LhsPacket4Packing, Eigen::ColMajor>
       pack;
