@@ -5,7 +5,6 @@
 /// `std::span`. Included by json_traits.hpp; you need not include it yourself.
 #pragma once
 
-#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <set>
@@ -23,13 +22,8 @@
 namespace rpc::inline BATCHRPC_ABI {
 
 namespace detail {
-inline std::string at_element(std::size_t index, const std::string& why) {
-  return "element " + std::to_string(index) + ": " + why;
-}
-
-inline std::string expected_array_of(std::size_t size) {
-  return "expected an array of " + std::to_string(size) + (size == 1 ? " element" : " elements");
-}
+// "expected an array of 3 elements" (out of line, json_traits.ipp).
+BATCHRPC_DECL std::string expected_array_of(std::size_t size);
 
 // Writes the elements of any range as a JSON array.
 template <class Range>
@@ -217,7 +211,7 @@ class VariantBudget {
     const auto add = [&](const Value& child) {
       const Shape inner = shape_of(child);
       shape.values += inner.values;
-      shape.depth = std::max(shape.depth, inner.depth + 1);
+      if (inner.depth + 1 > shape.depth) shape.depth = inner.depth + 1;
     };
     if (v.IsArray()) {
       for (const Value& item : v.GetArray()) add(item);
@@ -248,14 +242,7 @@ class VariantBudget {
 
 // Appends an alternative's reason, cut to a few hundred bytes (at a character boundary): the
 // reasons of nested variants would otherwise multiply into the reply.
-inline void append_reason(std::string& reasons, bool first, std::string_view why) {
-  constexpr std::size_t most = 200;
-  if (!first) reasons.append("; ");
-  if (why.size() <= most) return static_cast<void>(reasons.append(why));
-  std::size_t cut = most;
-  while (cut > 0 && (static_cast<unsigned char>(why[cut]) & 0xC0U) == 0x80U) --cut;  // not mid-character
-  reasons.append(why.substr(0, cut)).append("...");
-}
+BATCHRPC_DECL void append_reason(std::string& reasons, bool first, std::string_view why);
 }  // namespace detail
 
 /// The first alternative, in order, that reads the value; written as the alternative it holds.

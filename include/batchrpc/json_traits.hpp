@@ -3,7 +3,6 @@
 /// `rpc::JsonTraits<T>`: how C++ types are read from params and written as results.
 #pragma once
 
-#include <cmath>
 #include <concepts>
 #include <cstdint>
 #include <limits>
@@ -18,7 +17,6 @@
 #include <vector>
 
 #include "config.hpp"
-#include "detail/number_text.hpp"
 #include "json.hpp"
 #include "result_writer.hpp"
 
@@ -88,41 +86,32 @@ struct is_string_map<std::unordered_map<std::string, T, H, E, A>> : std::true_ty
 
 template <>
 struct JsonTraits<bool> {
-  static bool read(const Value& v, bool& out, std::string& why) {
-    if (!v.IsBool()) return detail::refuse(why, "expected a boolean");
-    out = v.GetBool();
-    return true;
-  }
+  BATCHRPC_DECL static bool read(const Value& v, bool& out, std::string& why);
   static void write(ResultWriter& w, bool b) { w.boolean(b); }
 };
+
+namespace detail {
+// Integer reads, out of line: a read into any integer type is one of these and a narrowing.
+BATCHRPC_DECL bool read_signed(const Value& v, std::int64_t min, std::int64_t max, std::int64_t& out,
+                               std::string& why);
+BATCHRPC_DECL bool read_unsigned(const Value& v, std::uint64_t max, std::uint64_t& out, std::string& why);
+}  // namespace detail
 
 template <detail::JsonInteger T>
 struct JsonTraits<T> {
   static bool read(const Value& v, T& out, std::string& why) {
     if constexpr (std::is_signed_v<T>) {
-      if (!v.IsInt64()) {
-        return detail::refuse(why, v.IsUint64() || beyond_64_bits(v) ? "integer out of range" : "expected an integer");
-      }
-      const std::int64_t i = v.GetInt64();
-      if (i < std::numeric_limits<T>::min() || i > std::numeric_limits<T>::max()) {
-        return detail::refuse(why, "integer out of range");
+      std::int64_t i = 0;
+      if (!detail::read_signed(v, std::numeric_limits<T>::min(), std::numeric_limits<T>::max(), i, why)) {
+        return false;
       }
       out = static_cast<T>(i);
     } else {
-      if (!v.IsUint64()) {
-        return detail::refuse(why, v.IsInt64() || beyond_64_bits(v) ? "integer out of range" : "expected an integer");
-      }
-      const std::uint64_t u = v.GetUint64();
-      if (u > std::numeric_limits<T>::max()) return detail::refuse(why, "integer out of range");
+      std::uint64_t u = 0;
+      if (!detail::read_unsigned(v, std::numeric_limits<T>::max(), u, why)) return false;
       out = static_cast<T>(u);
     }
     return true;
-  }
-  // Integers too large for 64 bits arrive as doubles; name them for what they are.
-  static bool beyond_64_bits(const Value& v) {
-    if (!v.IsDouble()) return false;
-    const double d = v.GetDouble();
-    return std::trunc(d) == d && std::fabs(d) >= 9223372036854775808.0;
   }
   static void write(ResultWriter& w, T i) {
     if constexpr (std::is_signed_v<T>) {
@@ -135,58 +124,32 @@ struct JsonTraits<T> {
 
 template <>
 struct JsonTraits<double> {
-  static bool read(const Value& v, double& out, std::string& why) {
-    if (!v.IsNumber()) return detail::refuse(why, "expected a number");
-    out = v.GetDouble();
-    return true;
-  }
+  BATCHRPC_DECL static bool read(const Value& v, double& out, std::string& why);
   static void write(ResultWriter& w, double d) { w.number(d); }
 };
 
 template <>
 struct JsonTraits<float> {
-  static bool read(const Value& v, float& out, std::string& why) {
-    if (!v.IsNumber()) return detail::refuse(why, "expected a number");
-    const double d = v.GetDouble();
-    if (std::fabs(d) > static_cast<double>(std::numeric_limits<float>::max())) {
-      return detail::refuse(why, "number out of range for float");
-    }
-    out = static_cast<float>(d);
-    return true;
-  }
+  BATCHRPC_DECL static bool read(const Value& v, float& out, std::string& why);
   // Shortest text that reads back as the same float (0.1f is "0.1", not "0.10000000149011612").
-  static void write(ResultWriter& w, float f) {
-    if (!std::isfinite(f)) return w.number(static_cast<double>(f));  // throws: not JSON
-    w.raw_number(detail::shortest_text(f).view());
-  }
+  BATCHRPC_DECL static void write(ResultWriter& w, float f);
 };
 
 template <>
 struct JsonTraits<std::string> {
-  static bool read(const Value& v, std::string& out, std::string& why) {
-    if (!v.IsString()) return detail::refuse(why, "expected a string");
-    out.assign(v.GetString(), v.GetStringLength());
-    return true;
-  }
+  BATCHRPC_DECL static bool read(const Value& v, std::string& out, std::string& why);
   static void write(ResultWriter& w, const std::string& s) { w.string(s); }
 };
 
 template <>
 struct JsonTraits<std::string_view> {
-  static bool read(const Value& v, std::string_view& out, std::string& why) {
-    if (!v.IsString()) return detail::refuse(why, "expected a string");
-    out = std::string_view(v.GetString(), v.GetStringLength());
-    return true;
-  }
+  BATCHRPC_DECL static bool read(const Value& v, std::string_view& out, std::string& why);
   static void write(ResultWriter& w, std::string_view s) { w.string(s); }
 };
 
 template <>
 struct JsonTraits<const char*> {
-  static void write(ResultWriter& w, const char* s) {
-    if (s == nullptr) return w.null();
-    w.string(s);
-  }
+  BATCHRPC_DECL static void write(ResultWriter& w, const char* s);
 };
 
 /// A string literal, written up to its first NUL (`rpc::to_json("done")`, `w.write("done")`).
@@ -208,69 +171,14 @@ struct JsonTraits<Json> {
 
 namespace detail {
 // Writes a value that is not an array or an object.
-inline void write_scalar(ResultWriter& w, const Value& v) {
-  switch (v.GetType()) {
-    case rapidjson::kNullType: return w.null();
-    case rapidjson::kFalseType: return w.boolean(false);
-    case rapidjson::kTrueType: return w.boolean(true);
-    case rapidjson::kStringType: return w.string(std::string_view(v.GetString(), v.GetStringLength()));
-    case rapidjson::kNumberType:
-      if (v.IsInt64()) return w.integer(v.GetInt64());
-      if (v.IsUint64()) return w.unsigned_integer(v.GetUint64());
-      return w.number(v.GetDouble());
-    case rapidjson::kArrayType:
-    case rapidjson::kObjectType:
-      break;
-  }
-}
-
+BATCHRPC_DECL void write_scalar(ResultWriter& w, const Value& v);
 // Writes an array or an object with a stack of its own instead of recursion: with unlimited
 // depth, a value nested a million deep must cost heap, not the machine stack.
-inline void write_tree(ResultWriter& w, const Value& root) {
-  struct Open {
-    const Value* next = nullptr;  // arrays: the next element
-    const Value* end = nullptr;
-    Value::ConstMemberIterator member{}, members_end{};  // objects: the next member
-    bool object = false;
-  };
-  std::vector<Open> stack;
-  const auto open = [&](const Value& v) {
-    if (v.IsArray()) {
-      w.start_array();
-      stack.push_back({v.Begin(), v.End(), {}, {}, false});
-    } else {
-      w.start_object();
-      stack.push_back({nullptr, nullptr, v.MemberBegin(), v.MemberEnd(), true});
-    }
-  };
-  open(root);
-  while (!stack.empty()) {
-    Open& top = stack.back();
-    const Value* v = nullptr;
-    if (top.object) {
-      if (top.member == top.members_end) {
-        w.end_object();
-        stack.pop_back();
-        continue;
-      }
-      w.key(std::string_view(top.member->name.GetString(), top.member->name.GetStringLength()));
-      v = &top.member->value;
-      ++top.member;
-    } else {
-      if (top.next == top.end) {
-        w.end_array();
-        stack.pop_back();
-        continue;
-      }
-      v = top.next++;
-    }
-    if (v->IsArray() || v->IsObject()) {
-      open(*v);  // `top` is not used after this: push_back may move it
-    } else {
-      write_scalar(w, *v);
-    }
-  }
-}
+BATCHRPC_DECL void write_tree(ResultWriter& w, const Value& root);
+// "element 3: why" and "member \"key\": why": where in a container a read failed.
+BATCHRPC_DECL std::string at_element(std::size_t index, const std::string& why);
+BATCHRPC_DECL std::string at_member(std::string_view key, const std::string& why);
+BATCHRPC_DECL std::string duplicate_member(std::string_view key);
 }  // namespace detail
 
 template <>
@@ -311,7 +219,7 @@ struct JsonTraits<std::vector<T, A>> {
     for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
       T item{};
       if (!JsonTraits<T>::read(v[i], item, why)) {
-        return detail::refuse(why, "element " + std::to_string(i) + ": " + why);
+        return detail::refuse(why, detail::at_element(i, why));
       }
       out.push_back(std::move(item));
     }
@@ -339,10 +247,10 @@ struct JsonTraits<M> {
       std::string key(m.name.GetString(), m.name.GetStringLength());
       Mapped item{};
       if (!JsonTraits<Mapped>::read(m.value, item, why)) {
-        return detail::refuse(why, "member \"" + key + "\": " + why);
+        return detail::refuse(why, detail::at_member(key, why));
       }
       if (!out.emplace(std::move(key), std::move(item)).second) {
-        return detail::refuse(why, "duplicate member \"" + std::string(m.name.GetString(), m.name.GetStringLength()) + "\"");
+        return detail::refuse(why, detail::duplicate_member(std::string_view(m.name.GetString(), m.name.GetStringLength())));
       }
     }
     return true;
@@ -404,11 +312,6 @@ Json to_json(const T& value) {
   return write_json([&](ResultWriter& w) { w.write(value); });
 }
 
-inline bool JsonTraits<Json>::read(const Value& v, Json& out, std::string&) {
-  out = to_json(v);
-  return true;
-}
-
 namespace detail {
 // True, with `why`, when `v` cannot be a T at a glance, without reading it: a struct bound by its
 // fields that lacks one it requires (defined in json_fields.hpp; false for other types).
@@ -422,3 +325,7 @@ bool rejects_at_a_glance(const Value& v, std::string& why);
 #include "json_enums.hpp"
 #include "json_fields.hpp"
 #include "json_std.hpp"
+
+#if defined(BATCHRPC_HEADER_ONLY)
+#include "impl/json_traits.ipp"
+#endif

@@ -3,10 +3,8 @@
 /// `rpc::ResultWriter`: writes one JSON value (a handler's result) straight into the reply.
 #pragma once
 
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <stdexcept>
 #include <string_view>
 
@@ -14,8 +12,6 @@
 
 #include "buffer.hpp"
 #include "config.hpp"
-#include "detail/number_text.hpp"
-#include "detail/utf8.hpp"
 #include "json.hpp"
 
 namespace rpc::inline BATCHRPC_ABI {
@@ -71,91 +67,32 @@ class ResultWriter : private detail::JsonWriter {
   ResultWriter& operator=(const ResultWriter&) = delete;
 
   /// `null`.
-  void null() {
-    check_room();
-    check_value();
-    check(Base::Null());
-  }
+  BATCHRPC_DECL void null();
   /// `true` or `false`.
-  void boolean(bool b) {
-    check_room();
-    check_value();
-    check(Base::Bool(b));
-  }
+  BATCHRPC_DECL void boolean(bool b);
   /// A signed integer.
-  void integer(std::int64_t i) {
-    check_room();
-    check_value();
-    check(Base::Int64(i));
-  }
+  BATCHRPC_DECL void integer(std::int64_t i);
   /// An unsigned integer.
-  void unsigned_integer(std::uint64_t u) {
-    check_room();
-    check_value();
-    check(Base::Uint64(u));
-  }
+  BATCHRPC_DECL void unsigned_integer(std::uint64_t u);
   /// A finite floating-point number, in the shortest form that reads back exactly (`42`,
   /// `0.1`, `1e+100`).
-  void number(double d) {
-    check_room();
-    check_value();
-    if (!std::isfinite(d)) fail("batchrpc: NaN and infinity cannot be written as JSON");
-    const detail::NumberText text = detail::shortest_text(d);
-    check(Base::RawValue(text.bytes, text.size, rapidjson::kNumberType));
-  }
+  BATCHRPC_DECL void number(double d);
   /// A string (must be valid UTF-8; may contain NUL bytes).
-  void string(std::string_view s) {
-    check_room();
-    check_value();
-    if (detail::is_plain_ascii(s)) return plain(s);
-    if (!detail::is_valid_utf8(s)) fail("batchrpc: string is not valid UTF-8");
-    check(Base::String(s.data(), static_cast<rapidjson::SizeType>(s.size())));
-  }
+  BATCHRPC_DECL void string(std::string_view s);
   /// A number written from its JSON text as given (the caller guarantees it is a JSON number).
-  void raw_number(std::string_view text) {
-    check_room();
-    check_value();
-    check(Base::RawValue(text.data(), text.size(), rapidjson::kNumberType));
-  }
+  BATCHRPC_DECL void raw_number(std::string_view text);
   /// A ready JSON value, written verbatim. An empty `Json` writes `null`.
-  void raw(const Json& value) {
-    if (value.empty()) return null();
-    check_room();
-    check_value();
-    check(Base::RawValue(value.text().data(), value.text().size(), rapidjson::kObjectType));
-  }
+  BATCHRPC_DECL void raw(const Json& value);
   /// Opens an object; follow with `key`/value pairs and `end_object`.
-  void start_object() {
-    check_room();
-    check_value();
-    check(Base::StartObject());
-  }
+  BATCHRPC_DECL void start_object();
   /// The next member's name (inside an object, before its value).
-  void key(std::string_view name) {
-    check_room();
-    if (!in_object_expecting_key()) fail("batchrpc: key() is only valid inside an object, before a value");
-    if (detail::is_plain_ascii(name)) return plain(name);
-    if (!detail::is_valid_utf8(name)) fail("batchrpc: key is not valid UTF-8");
-    check(Base::Key(name.data(), static_cast<rapidjson::SizeType>(name.size())));
-  }
+  BATCHRPC_DECL void key(std::string_view name);
   /// Closes the innermost object.
-  void end_object() {
-    if (!in_object_expecting_key()) fail("batchrpc: end_object() without a matching start_object()");
-    check(Base::EndObject());
-  }
+  BATCHRPC_DECL void end_object();
   /// Opens an array; follow with values and `end_array`.
-  void start_array() {
-    check_room();
-    check_value();
-    check(Base::StartArray());
-  }
+  BATCHRPC_DECL void start_array();
   /// Closes the innermost array.
-  void end_array() {
-    if (Base::level_stack_.Empty() || !top().inArray) {
-      fail("batchrpc: end_array() without a matching start_array()");
-    }
-    check(Base::EndArray());
-  }
+  BATCHRPC_DECL void end_array();
   /// Writes any value that has `rpc::JsonTraits` (see json_traits.hpp).
   template <class T>
   void write(const T& value);
@@ -168,7 +105,7 @@ class ResultWriter : private detail::JsonWriter {
  private:
   friend struct detail::WriterAccess;
 
-  [[noreturn]] static void fail(const char* what) { throw std::logic_error(what); }
+  [[noreturn]] BATCHRPC_DECL static void fail(const char* what);
   // Before each value: a buffer past the limit takes nothing more (the budget bounds memory,
   // not just what is sent).
   void check_room() const {
@@ -195,13 +132,7 @@ class ResultWriter : private detail::JsonWriter {
 
   // A string that needs no escaping, copied between quotes as it is. Prefix() writes the
   // separator and counts the value (or key) exactly as Writer::String would.
-  void plain(std::string_view s) {
-    Base::Prefix(rapidjson::kStringType);
-    char* p = Base::os_->Push(s.size() + 2);
-    p[0] = '"';
-    std::memcpy(p + 1, s.data(), s.size());
-    p[s.size() + 1] = '"';
-  }
+  BATCHRPC_DECL void plain(std::string_view s);
 
   std::size_t limit_ = static_cast<std::size_t>(-1);  // the buffer size past which writing stops
 };
@@ -219,5 +150,9 @@ struct WriterAccess {
 }  // namespace detail
 
 }  // namespace rpc
+
+#if defined(BATCHRPC_HEADER_ONLY)
+#include "impl/result_writer.ipp"
+#endif
 
 #include "json_traits.hpp"
