@@ -3,21 +3,13 @@
 /// `rpc::Executor`, where sessions run handlers, and `rpc::ThreadPool`, the one batchrpc ships.
 #pragma once
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
-#include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
-#include <stop_token>
-#include <thread>
-#include <vector>
 
 #include "config.hpp"
-#include "detail/checks.hpp"
 
 namespace rpc::inline BATCHRPC_ABI {
 
@@ -50,11 +42,11 @@ struct ExecutorAccess;
  */
 class Executor {
  public:
-  Executor() = default;
+  BATCHRPC_DECL Executor();
   // A copy is another executor, with a lifetime of its own.
-  Executor(const Executor&) : alive_(std::make_shared<std::atomic<bool>>(true)) {}
+  BATCHRPC_DECL Executor(const Executor&);
   Executor& operator=(const Executor&) { return *this; }
-  virtual ~Executor() { alive_->store(false, std::memory_order_release); }
+  BATCHRPC_DECL virtual ~Executor();
 
   /// Runs `task` once, soon, on some thread. Must accept tasks from any thread. Called by
   /// sessions with no library lock held.
@@ -63,7 +55,7 @@ class Executor {
  private:
   friend struct detail::ExecutorAccess;
   // Cleared when the executor is destroyed; sessions keep a reference to it.
-  std::shared_ptr<std::atomic<bool>> alive_ = std::make_shared<std::atomic<bool>>(true);
+  std::shared_ptr<std::atomic<bool>> alive_;
 };
 
 namespace detail {
@@ -89,98 +81,25 @@ class ThreadPool final : public Executor {
   /// tasks beyond the number of lingering workers do). An idle pool then spends up to `linger`
   /// of CPU per worker after its last task; zero (or less) turns it off, and more than a second
   /// counts as a second.
-  explicit ThreadPool(std::size_t threads, std::chrono::microseconds linger = std::chrono::microseconds(50))
-      : linger_(std::clamp(linger, std::chrono::microseconds(0), std::chrono::microseconds(std::chrono::seconds(1)))) {
-    if (threads == 0) threads = 1;
-    workers_.reserve(threads);
-    for (std::size_t i = 0; i < threads; ++i) {
-      workers_.emplace_back([this](std::stop_token stop) { work(stop); });
-    }
-  }
+  BATCHRPC_DECL explicit ThreadPool(std::size_t threads,
+                                    std::chrono::microseconds linger = std::chrono::microseconds(50));
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
-  ~ThreadPool() override {
-    BATCHRPC_CHECK(current_pool() != this,
-                   "a ThreadPool was destroyed from one of its own tasks: it would join itself");
-    for (auto& worker : workers_) worker.request_stop();
-    workers_.clear();  // joins, after the queue has drained
-    std::deque<std::function<void()>> late;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      late.swap(queue_);
-    }
-    late.clear();  // unrun: their destructors run here, outside the lock
-  }
+  BATCHRPC_DECL ~ThreadPool() override;
 
-  void execute(std::function<void()> task) override {
-    bool wake = false;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      queue_.push_back(std::move(task));
-      queued_.store(queue_.size(), std::memory_order_relaxed);
-      wake = queue_.size() > lingering_.load(std::memory_order_relaxed);
-    }
-    // Waking a sleeper is a system call, and the sleeper then competes for a core with the
-    // lingerer that takes the task anyway. Not waking one loses no task: see linger().
-    if (wake) ready_.notify_one();
-  }
+  BATCHRPC_DECL void execute(std::function<void()> task) override;
 
   /// Number of worker threads.
-  [[nodiscard]] std::size_t size() const noexcept { return workers_.size(); }
+  [[nodiscard]] BATCHRPC_DECL std::size_t size() const noexcept;
 
  private:
-  // The pool whose task is running on this thread (for the check in the destructor).
-  static const ThreadPool*& current_pool() noexcept {
-    thread_local const ThreadPool* pool = nullptr;
-    return pool;
-  }
-
-  // Looks for a task for up to linger_ before the worker sleeps (see the constructor).
-  //
-  // While it looks, it counts in lingering_, and execute() wakes no sleeper for a task it will
-  // find. No task is left behind: the worker leaves the count before it takes the lock to check
-  // the queue. If it takes the lock after the execute() that counted it, it finds the task
-  // there; if before, its leaving happened before that execute() read the count (through the
-  // lock), so execute() saw it gone and woke a sleeper, or the task went to a worker that
-  // looked after it. Relaxed is enough: the mutex orders what matters.
-  void linger(const std::stop_token& stop) {
-    if (linger_.count() <= 0) return;
-    const auto until = std::chrono::steady_clock::now() + linger_;
-    lingering_.fetch_add(1, std::memory_order_relaxed);
-    while (queued_.load(std::memory_order_relaxed) == 0 && !stop.stop_requested() &&
-           std::chrono::steady_clock::now() < until) {
-      std::this_thread::yield();
-    }
-    lingering_.fetch_sub(1, std::memory_order_relaxed);
-  }
-
-  void work(std::stop_token stop) {
-    current_pool() = this;
-    for (;;) {
-      std::function<void()> task;
-      linger(stop);
-      {
-        std::unique_lock<std::mutex> lock(mutex_);
-        ready_.wait(lock, stop, [this] { return !queue_.empty(); });
-        if (queue_.empty()) return;  // stopping, and nothing left to run
-        task = std::move(queue_.front());
-        queue_.pop_front();
-        queued_.store(queue_.size(), std::memory_order_relaxed);
-      }
-      try {
-        task();
-      } catch (...) {  // a task's failure must not take a worker (and its queue) down
-      }
-    }
-  }
-
-  std::mutex mutex_;
-  std::condition_variable_any ready_;
-  std::deque<std::function<void()>> queue_;
-  std::atomic<std::size_t> queued_{0};  // queue_.size(), for linger() to read without the lock
-  std::atomic<std::size_t> lingering_{0};  // workers in linger(), looking for a task
-  std::chrono::microseconds linger_;
-  std::vector<std::jthread> workers_;  // last: stopped and joined before the queue goes
+  // The queue and the threads, in impl/executor.ipp: so that this header needs no <thread>.
+  struct Workers;
+  std::unique_ptr<Workers> workers_;
 };
 
 }  // namespace rpc
+
+#if defined(BATCHRPC_HEADER_ONLY)
+#include "impl/executor.ipp"
+#endif

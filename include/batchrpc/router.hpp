@@ -81,17 +81,17 @@ struct RouterOptions {
 class Router {
  public:
   /// A router with default limits and options.
-  Router() = default;
+  BATCHRPC_DECL Router();
   /// A router with the given limits.
-  explicit Router(const Limits& limits) { options_.limits = limits; }
+  BATCHRPC_DECL explicit Router(const Limits& limits);
   /// A router with the given options.
-  explicit Router(RouterOptions options) : options_(std::move(options)) {}
+  BATCHRPC_DECL explicit Router(RouterOptions options);
 
   Router(const Router&) = delete;
   Router& operator=(const Router&) = delete;
-  Router(Router&&) noexcept = default;
-  Router& operator=(Router&&) noexcept = default;
-  ~Router() = default;
+  BATCHRPC_DECL Router(Router&&) noexcept;
+  BATCHRPC_DECL Router& operator=(Router&&) noexcept;
+  BATCHRPC_DECL ~Router();
 
   /**
    * Registers `handler` as method `name`, its params bound by position only.
@@ -117,8 +117,7 @@ class Router {
   template <class F, std::size_t N>
   Router& add(std::string_view name, F&& handler, const Names<N>& param_names,
               MethodOptions options = {}) {
-    add_method(name, {detail::make_handler<N>(std::forward<F>(handler), param_names),
-                      std::move(options)});
+    add_method(name, detail::make_handler<N>(std::forward<F>(handler), param_names), std::move(options));
     return *this;
   }
 
@@ -176,10 +175,7 @@ class Router {
     static_assert(std::is_invocable_v<const std::decay_t<F>&, std::span<BatchCall>>,
                   "batchrpc: a batch handler is called as const with std::span<rpc::BatchCall>; "
                   "take `std::span<rpc::BatchCall> calls` and drop `mutable`.");
-    BatchHandler fn(std::forward<F>(handler));
-    detail::Method method{std::make_unique<detail::BatchedHandler>(fn), std::move(options), fn};
-    add_method(name, std::move(method));
-    has_batch_handlers_ = true;
+    add_batched_method(name, BatchHandler(std::forward<F>(handler)), std::move(options));
     return *this;
   }
 
@@ -219,10 +215,7 @@ class Router {
    * granted `name`. Capabilities named by methods need no description (they report `{}`).
    * Not thread-safe: call before the first `handle`.
    */
-  Router& describe_capability(std::string_view name, Json settings) {
-    capability_settings_[std::string(name)] = std::move(settings);
-    return *this;
-  }
+  BATCHRPC_DECL Router& describe_capability(std::string_view name, Json settings);
   /// Every capability a method requires or `describe_capability` named, sorted.
   [[nodiscard]] BATCHRPC_DECL std::vector<std::string> capabilities() const;
   /// The settings `describe_capability` gave `name` (empty when none).
@@ -263,6 +256,10 @@ class Router {
   [[nodiscard]] const detail::Method* find(std::string_view name) const noexcept {
     return methods_.find(name);
   }
+  // Registration's non-template part: the handler is built in the caller's file, the rest here.
+  BATCHRPC_DECL void add_method(std::string_view name, std::unique_ptr<detail::Handler> handler,
+                                MethodOptions options);
+  BATCHRPC_DECL void add_batched_method(std::string_view name, BatchHandler handler, MethodOptions options);
   BATCHRPC_DECL void add_method(std::string_view name, detail::Method method);
   BATCHRPC_DECL bool handle_copy(std::string_view message, detail::Workspace& ws, Buffer& out) const;
   BATCHRPC_DECL bool process(char* text, std::size_t size, detail::Workspace& ws, Buffer& out) const;

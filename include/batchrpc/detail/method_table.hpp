@@ -41,19 +41,7 @@ class MethodTable {
  public:
   // False (and nothing added) when `name` is taken. Strong guarantee: memory is taken before
   // anything changes.
-  bool add(std::string_view name, Method method) {
-    if (methods_.find(name) != methods_.end()) return false;
-    std::vector<Slot> grown;
-    if ((methods_.size() + 2) * 2 > index_.size()) grown.resize(index_.empty() ? 16 : index_.size() * 2);
-    const auto it = methods_.emplace(std::string(name), std::move(method)).first;
-    if (grown.empty()) {
-      insert(*it);
-    } else {  // at most half full after the insert
-      index_.swap(grown);
-      for (const auto& entry : methods_) insert(entry);
-    }
-    return true;
-  }
+  BATCHRPC_DECL bool add(std::string_view name, Method method);
 
   [[nodiscard]] Method* find(std::string_view name) noexcept {
     return const_cast<Method*>(std::as_const(*this).find(name));
@@ -88,16 +76,14 @@ class MethodTable {
     return h;
   }
 
-  void insert(const Map::value_type& entry) {
-    const std::uint64_t h = hash(entry.first);
-    const std::size_t mask = index_.size() - 1;
-    std::size_t i = h & mask;
-    while (index_[i].entry != nullptr) i = (i + 1) & mask;
-    index_[i] = {h, entry.first, &entry};
-  }
+  BATCHRPC_DECL void insert(const Map::value_type& entry);
 
   Map methods_;
   std::vector<Slot> index_;  // a power of two in size, and never more than half full
 };
 
 }  // namespace rpc::detail
+
+#if defined(BATCHRPC_HEADER_ONLY)
+#include "../impl/method_table.ipp"
+#endif

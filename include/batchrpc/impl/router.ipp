@@ -30,6 +30,30 @@ BATCHRPC_DECL Workspace& thread_workspace() {
 
 }  // namespace detail
 
+BATCHRPC_DECL Router::Router() = default;
+BATCHRPC_DECL Router::Router(const Limits& limits) { options_.limits = limits; }
+BATCHRPC_DECL Router::Router(RouterOptions options) : options_(std::move(options)) {}
+BATCHRPC_DECL Router::Router(Router&&) noexcept = default;
+BATCHRPC_DECL Router& Router::operator=(Router&&) noexcept = default;
+BATCHRPC_DECL Router::~Router() = default;
+
+BATCHRPC_DECL Router& Router::describe_capability(std::string_view name, Json settings) {
+  capability_settings_[std::string(name)] = std::move(settings);
+  return *this;
+}
+
+BATCHRPC_DECL void Router::add_method(std::string_view name, std::unique_ptr<detail::Handler> handler,
+                                      MethodOptions options) {
+  add_method(name, detail::Method{std::move(handler), std::move(options)});
+}
+
+BATCHRPC_DECL void Router::add_batched_method(std::string_view name, BatchHandler handler,
+                                              MethodOptions options) {
+  auto batched = std::make_unique<detail::BatchedHandler>(handler);
+  add_method(name, detail::Method{std::move(batched), std::move(options), std::move(handler)});
+  has_batch_handlers_ = true;
+}
+
 BATCHRPC_DECL void Router::add_method(std::string_view name, detail::Method method) {
   BATCHRPC_CHECK(!runtime_->serving.load(std::memory_order_relaxed),
                  "a method was registered after the router started handling messages: register "
