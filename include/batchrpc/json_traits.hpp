@@ -95,6 +95,20 @@ namespace detail {
 BATCHRPC_DECL bool read_signed(const Value& v, std::int64_t min, std::int64_t max, std::int64_t& out,
                                std::string& why);
 BATCHRPC_DECL bool read_unsigned(const Value& v, std::uint64_t max, std::uint64_t& out, std::string& why);
+// True for a whole number too large for 64 bits (RapidJSON holds it as a double).
+BATCHRPC_DECL bool beyond_64_bits(const Value& v);
+
+// T's range, cut to what 64 bits hold: the bounds read_signed and read_unsigned check. A type
+// wider than 64 bits (`__int128` where the compiler counts it as integral) reads every JSON
+// integer that fits 64 bits.
+template <class T, class Bound>
+constexpr Bound bound_within(T limit) noexcept {
+  if constexpr (sizeof(T) < sizeof(Bound)) {
+    return static_cast<Bound>(limit);
+  } else {
+    return limit < 0 ? std::numeric_limits<Bound>::min() : std::numeric_limits<Bound>::max();
+  }
+}
 }  // namespace detail
 
 template <detail::JsonInteger T>
@@ -102,13 +116,14 @@ struct JsonTraits<T> {
   static bool read(const Value& v, T& out, std::string& why) {
     if constexpr (std::is_signed_v<T>) {
       std::int64_t i = 0;
-      if (!detail::read_signed(v, std::numeric_limits<T>::min(), std::numeric_limits<T>::max(), i, why)) {
-        return false;
-      }
+      constexpr auto min = detail::bound_within<T, std::int64_t>(std::numeric_limits<T>::min());
+      constexpr auto max = detail::bound_within<T, std::int64_t>(std::numeric_limits<T>::max());
+      if (!detail::read_signed(v, min, max, i, why)) return false;
       out = static_cast<T>(i);
     } else {
       std::uint64_t u = 0;
-      if (!detail::read_unsigned(v, std::numeric_limits<T>::max(), u, why)) return false;
+      constexpr auto max = detail::bound_within<T, std::uint64_t>(std::numeric_limits<T>::max());
+      if (!detail::read_unsigned(v, max, u, why)) return false;
       out = static_cast<T>(u);
     }
     return true;

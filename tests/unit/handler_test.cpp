@@ -166,6 +166,32 @@ TEST_SUITE("handler") {
     }
   }
 
+#if defined(__SIZEOF_INT128__)
+  // Where the compiler counts `__int128` as an integer type (GNU modes), it binds like the others;
+  // its range is cut to the 64 bits a JSON integer is read into.
+  TEST_CASE("an integer type wider than 64 bits reads every JSON integer that fits 64 bits") {
+    __extension__ using Wide = __int128;
+    __extension__ using UnsignedWide = unsigned __int128;
+    constexpr Wide wide_min = -(Wide{1} << 126) * 2;
+    constexpr Wide wide_max = ~wide_min;
+    CHECK(rpc::detail::bound_within<Wide, std::int64_t>(wide_min) == INT64_MIN);
+    CHECK(rpc::detail::bound_within<Wide, std::int64_t>(wide_max) == INT64_MAX);
+    CHECK(rpc::detail::bound_within<UnsignedWide, std::uint64_t>(~UnsignedWide{0}) == UINT64_MAX);
+    CHECK(rpc::detail::bound_within<std::int64_t, std::int64_t>(INT64_MIN) == INT64_MIN);
+    CHECK(rpc::detail::bound_within<std::int8_t, std::int64_t>(-128) == -128);
+    CHECK(rpc::detail::bound_within<std::uint16_t, std::uint64_t>(65535) == 65535);
+    if constexpr (rpc::JsonReadable<Wide>) {
+      rpc::Router router;
+      router.add("wide", [](Wide w) { return static_cast<std::int64_t>(w); });
+      CHECK(call(router, "wide", "[-9223372036854775808]") ==
+            R"({"jsonrpc":"2.0","id":1,"result":-9223372036854775808})");
+      CHECK(call(router, "wide", "[5]") == R"({"jsonrpc":"2.0","id":1,"result":5})");
+      CHECK(call(router, "wide", "[9223372036854775808]") ==
+            R"({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"param":0,"reason":"integer out of range"}}})");
+    }
+  }
+#endif
+
   TEST_CASE("floating-point parameters take any JSON number") {
     rpc::Router router;
     router.add("double", [](double d) { return d + 0.5; });
