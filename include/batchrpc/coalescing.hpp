@@ -4,10 +4,10 @@
 /// (dynamic batching), turned on with `Router::coalesce`.
 #pragma once
 
-#include <chrono>
 #include <cstddef>
 
 #include "config.hpp"
+#include "detail/chrono.hpp"
 
 namespace rpc::inline BATCHRPC_ABI {
 

@@ -4,12 +4,12 @@
 #pragma once
 
 #include <atomic>
-#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <memory>
 
 #include "config.hpp"
+#include "detail/chrono.hpp"
 
 namespace rpc::inline BATCHRPC_ABI {
 

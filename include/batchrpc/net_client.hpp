@@ -5,7 +5,6 @@
 /// `batchrpc::net`, as for the server).
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <future>
@@ -14,6 +13,7 @@
 
 #include "client.hpp"
 #include "config.hpp"
+#include "detail/chrono.hpp"
 #include "limits.hpp"
 
 namespace boost::asio::ssl {

@@ -3,7 +3,6 @@
 /// Settings of `rpc::net::Server` (net.hpp): what each listener speaks, and the defences.
 #pragma once
 
-#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <string>
@@ -12,6 +11,7 @@
 #include <vector>
 
 #include "config.hpp"
+#include "detail/chrono.hpp"
 #include "executor.hpp"
 
 namespace rpc::inline BATCHRPC_ABI {

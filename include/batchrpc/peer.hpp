@@ -4,7 +4,6 @@
 /// (MCP, LSP), and `rpc::Reply`, the client's answer to one of those requests.
 #pragma once
 
-#include <chrono>
 #include <functional>
 #include <future>
 #include <memory>
@@ -15,6 +14,7 @@
 #include <utility>
 
 #include "config.hpp"
+#include "detail/chrono.hpp"
 #include "detail/owns_its_data.hpp"
 #include "error.hpp"
 #include "json.hpp"

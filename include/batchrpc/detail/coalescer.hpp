@@ -19,7 +19,6 @@
 // the router only makes and owns the coalescer.
 #pragma once
 
-#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -31,6 +30,7 @@
 
 #include "../coalescing.hpp"
 #include "../config.hpp"
+#include "chrono.hpp"
 #include "group.hpp"
 
 namespace rpc::inline BATCHRPC_ABI::detail {

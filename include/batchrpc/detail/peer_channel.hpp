@@ -10,7 +10,6 @@
 // and the transport may destroy what its writer uses.
 #pragma once
 
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -24,6 +23,7 @@
 #include "../context.hpp"
 #include "../json.hpp"
 #include "../peer.hpp"
+#include "chrono.hpp"
 
 namespace rpc::inline BATCHRPC_ABI::detail {
 

@@ -5,7 +5,6 @@
 // what it holds is bounded by the requests waiting.
 #pragma once
 
-#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -17,6 +16,7 @@
 #include <vector>
 
 #include "../config.hpp"
+#include "chrono.hpp"
 
 namespace rpc::inline BATCHRPC_ABI::detail {
 

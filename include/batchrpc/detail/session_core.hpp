@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -33,6 +32,7 @@
 #include "../router.hpp"
 #include "../session.hpp"
 #include "checks.hpp"
+#include "chrono.hpp"
 #include "completion_ref.hpp"
 #include "peer_channel.hpp"
 #include "session_member.hpp"

@@ -19,7 +19,6 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <chrono>
 #include <cstddef>
 #include <exception>
 #include <memory>
@@ -34,6 +33,7 @@
 #include "../config.hpp"
 #include "../session.hpp"
 #include "call.hpp"
+#include "chrono.hpp"
 #include "coalescer.hpp"
 #include "group.hpp"
 #include "message_parser.hpp"

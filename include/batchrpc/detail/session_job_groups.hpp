@@ -5,13 +5,13 @@
 #pragma once
 
 #include <atomic>
-#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <new>
 #include <vector>
 
 #include "../config.hpp"
+#include "chrono.hpp"
 
 namespace rpc::inline BATCHRPC_ABI::detail {
 

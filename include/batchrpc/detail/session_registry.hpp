@@ -3,7 +3,6 @@
 // reach a request running on another. Shared by the HTTP transports.
 #pragma once
 
-#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -19,6 +18,7 @@
 #include "../config.hpp"
 #include "../router.hpp"
 #include "../session.hpp"
+#include "chrono.hpp"
 #include "session_await.hpp"
 
 namespace rpc::inline BATCHRPC_ABI::detail {

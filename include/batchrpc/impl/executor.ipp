@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -19,6 +18,7 @@
 
 #include "../config.hpp"
 #include "../detail/checks.hpp"
+#include "../detail/chrono.hpp"
 #include "../executor.hpp"
 
 namespace rpc::inline BATCHRPC_ABI {

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -33,6 +32,7 @@
 #include "../../client.hpp"
 #include "../../config.hpp"
 #include "../../net_client.hpp"
+#include "../chrono.hpp"
 #include "client_channels.hpp"
 
 namespace rpc::inline BATCHRPC_ABI::net::detail {

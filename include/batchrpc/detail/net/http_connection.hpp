@@ -5,7 +5,6 @@
 #pragma once
 
 #include <algorithm>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -32,6 +31,7 @@
 
 #include "../../config.hpp"
 #include "../../session.hpp"
+#include "../chrono.hpp"
 #include "../session_registry.hpp"
 #include "http_reads.hpp"
 #include "hub.hpp"

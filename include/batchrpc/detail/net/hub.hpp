@@ -3,7 +3,6 @@
 // registry, and the table of open connections that admission and shutdown work on.
 #pragma once
 
-#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -25,6 +24,7 @@
 #include "../../net_options.hpp"
 #include "../../router.hpp"
 #include "../../session.hpp"
+#include "../chrono.hpp"
 #include "../session_registry.hpp"
 #include "tls_traits.hpp"
 

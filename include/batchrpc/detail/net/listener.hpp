@@ -3,7 +3,6 @@
 // hands each connection to the connection type of its protocol.
 #pragma once
 
-#include <chrono>
 #include <memory>
 #include <type_traits>
 #include <utility>
@@ -23,6 +22,7 @@
 #include "../../config.hpp"
 #include "../../framing.hpp"
 #include "../../net_options.hpp"
+#include "../chrono.hpp"
 #include "http_connection.hpp"
 #include "hub.hpp"
 #include "io_pool.hpp"

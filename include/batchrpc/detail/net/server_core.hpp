@@ -4,7 +4,6 @@
 #pragma once
 
 #include <algorithm>
-#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <filesystem>
@@ -26,6 +25,7 @@
 #include "../../executor.hpp"
 #include "../../net_options.hpp"
 #include "../../router.hpp"
+#include "../chrono.hpp"
 #include "hub.hpp"
 #include "io_pool.hpp"
 #include "listener.hpp"

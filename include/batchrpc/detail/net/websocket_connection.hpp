@@ -4,7 +4,6 @@
 #pragma once
 
 #include <algorithm>
-#include <chrono>
 #include <cstddef>
 #include <deque>
 #include <memory>
@@ -25,6 +24,7 @@
 
 #include "../../config.hpp"
 #include "../../session.hpp"
+#include "../chrono.hpp"
 #include "../session_await.hpp"
 #include "hub.hpp"
 
