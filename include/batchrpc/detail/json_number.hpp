@@ -4,11 +4,16 @@
 #pragma once
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <clocale>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
+#include <string>
+#include <string_view>
 #include <system_error>
 
 #include "../config.hpp"
@@ -51,6 +56,48 @@ inline bool underflows(const char* text, const char* end) {
   return power + exponent < 0;
 }
 
+enum class DoubleText { ok, too_small, too_big };
+
+#if defined(__cpp_lib_to_chars)
+// The correctly rounded double of `text` (valid JSON number syntax), by std::from_chars.
+inline DoubleText from_chars_to_double(const char* text, const char* end, double& d) {
+  const auto r = std::from_chars(text, end, d);
+  if (r.ec == std::errc::result_out_of_range) return underflows(text, end) ? DoubleText::too_small : DoubleText::too_big;
+  return r.ec == std::errc{} && r.ptr == end && std::isfinite(d) ? DoubleText::ok : DoubleText::too_big;
+}
+#endif
+
+// The same by std::strtod, for standard libraries without a floating-point std::from_chars
+// (libc++ before 20), where the C library's strtod rounds correctly. It reads a NUL-terminated
+// copy with the current C locale's decimal point in place of '.'. (RapidJSON's own
+// full-precision conversion misreads some long numbers in its release 1.1.0.)
+inline DoubleText strtod_to_double(const char* text, const char* end, double& d) {
+  const std::string_view point = std::localeconv()->decimal_point;
+  std::string copy;
+  copy.reserve(static_cast<std::size_t>(end - text) + point.size());
+  for (const char* p = text; p != end; ++p) {
+    if (*p == '.') {
+      copy += point;
+    } else {
+      copy += *p;
+    }
+  }
+  char* stop = nullptr;
+  errno = 0;
+  d = std::strtod(copy.c_str(), &stop);
+  if (stop != copy.c_str() + copy.size()) return DoubleText::too_big;  // not a number after all
+  if (errno == ERANGE && std::fpclassify(d) == FP_ZERO) return DoubleText::too_small;
+  return std::isfinite(d) ? DoubleText::ok : DoubleText::too_big;
+}
+
+inline DoubleText to_double(const char* text, const char* end, double& d) {
+#if defined(__cpp_lib_to_chars)
+  return from_chars_to_double(text, end, d);
+#else
+  return strtod_to_double(text, end, d);
+#endif
+}
+
 // Sends the number `text` (valid JSON number syntax) to the SAX handler `out`: integers
 // exactly when they fit 64 bits, otherwise the correctly rounded double (0 for values too
 // small for a double). Sets `rejected` and returns false for values beyond double range.
@@ -80,15 +127,16 @@ bool put_number(Handler& out, const char* text, std::size_t length, bool& reject
     }
   }
   double d = 0;
-  const auto r = std::from_chars(text, end, d);
-  if (r.ec == std::errc::result_out_of_range && underflows(text, end)) {
-    return out.Double(text[0] == '-' ? -0.0 : 0.0);
+  switch (to_double(text, end, d)) {
+    case DoubleText::ok:
+      return out.Double(d);
+    case DoubleText::too_small:
+      return out.Double(text[0] == '-' ? -0.0 : 0.0);
+    case DoubleText::too_big:
+      break;
   }
-  if (r.ec != std::errc{} || r.ptr != end || !std::isfinite(d)) {
-    rejected = true;
-    return false;
-  }
-  return out.Double(d);
+  rejected = true;
+  return false;
 }
 
 // True when put_number accepts `text`: without an exponent, fewer than 300 characters are
