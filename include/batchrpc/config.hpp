@@ -4,7 +4,15 @@
 /// the inline namespace that keeps the two (and two versions) from mixing in one program.
 #pragma once
 
+#include <version>
+
 #include "version.hpp"
+
+// Sessions and handlers stop through std::stop_token (<stop_token>, C++20). libc++ before 20
+// ships it only to code compiled with -fexperimental-library; say so instead of failing later.
+#if defined(_LIBCPP_VERSION) && !defined(__cpp_lib_jthread)
+#error "batchrpc needs std::stop_token: with libc++ before 20, compile with -fexperimental-library"
+#endif
 
 // Header-only mode: non-template bodies are `inline` and included from each header.
 // Compiled mode: they live in the batchrpc_compiled library (src/batchrpc.cpp), asio style.
