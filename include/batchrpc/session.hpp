@@ -114,7 +114,7 @@ class Session {
   template <class Text>
     requires std::same_as<Text, std::string>
   void handle(Text&& message, Completion done) {
-    handle_owned(std::move(message), std::move(done));
+    handle_owned(std::move(message), detail::take_completion(done));  // leaves `done` empty
   }
 
   /// The same with a completion of any other type that a `Completion` can hold (a lambda, a

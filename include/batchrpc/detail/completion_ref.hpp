@@ -13,12 +13,21 @@
 
 namespace rpc::inline BATCHRPC_ABI::detail {
 
+// Moves `done` out and leaves it empty. A moved-from std::function is not always empty: libc++
+// copies a target small enough for the function's own buffer, so `done` would still hold (and
+// keep alive) what the completion captured, such as the connection that owns the session.
+inline Completion take_completion(Completion& done) noexcept {
+  Completion out = std::move(done);
+  done = nullptr;
+  return out;
+}
+
 // Calls a message's completion once with its reply (nullopt: nothing to send), then destroys
 // it, here: callers hold a HandlerScope, since a completion that owns its session would wait
 // for itself. What it throws is swallowed: the transport's callback failing must not stop the
 // session.
 inline void complete(Completion&& done, std::optional<std::string_view> reply) noexcept {
-  Completion call = std::move(done);
+  Completion call = take_completion(done);
   try {
     call(reply);
   } catch (...) {
@@ -41,8 +50,10 @@ class CompletionRef {
     ref.target_ = const_cast<void*>(static_cast<const volatile void*>(std::addressof(done)));
     ref.call_ = [](void* target, std::optional<std::string_view> reply) noexcept {
       F& f = *static_cast<F*>(target);
-      if constexpr (std::is_same_v<std::remove_cv_t<F>, Completion>) {
-        complete(Completion(std::forward<Done>(f)), reply);  // destroyed here, as every Completion
+      if constexpr (std::is_same_v<F, Completion> && !std::is_lvalue_reference_v<Done>) {
+        complete(take_completion(f), reply);  // destroyed here, as every Completion
+      } else if constexpr (std::is_same_v<std::remove_cv_t<F>, Completion>) {
+        complete(Completion(f), reply);  // the caller's own, which it keeps
       } else {
         if constexpr (std::is_pointer_v<std::remove_cv_t<F>>) {
           if (f == nullptr) return;  // as the empty Completion a null function makes
@@ -54,7 +65,11 @@ class CompletionRef {
       }
     };
     ref.take_ = [](void* target) {
-      return Completion(std::forward<Done>(*static_cast<F*>(target)));
+      if constexpr (std::is_same_v<F, Completion> && !std::is_lvalue_reference_v<Done>) {
+        return take_completion(*static_cast<F*>(target));
+      } else {
+        return Completion(std::forward<Done>(*static_cast<F*>(target)));
+      }
     };
     return ref;
   }

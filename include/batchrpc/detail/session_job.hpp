@@ -55,18 +55,18 @@ class Job {
   // path, out of memory included, ends in exactly one call of `done`. With `owned` (which holds
   // `message`), the text is taken over instead of copied. With `lends_thread`, this thread
   // takes a turn at the executor's members too (see start_sweep) before it returns.
-  void start(std::string_view message, std::string* owned, Completion done, bool lends_thread) noexcept {
+  void start(std::string_view message, std::string* owned, Completion&& done, bool lends_thread) noexcept {
     lends_thread_ = lends_thread;
-    begin(std::move(done), message.size(), nullptr, [&](Workspace& ws) { dispatch(message, owned, ws); });
+    begin(done, message.size(), nullptr, [&](Workspace& ws) { dispatch(message, owned, ws); });
   }
   // The same for a message the session's fast path has parsed already (`parsed`, with its
   // `outcome`), on this thread's workspace `ws`. The job takes `parsed` and leaves its own
   // spare one in its place.
-  void start_parsed(std::unique_ptr<ParsedMessage>& parsed, const ParseOutcome& outcome, Completion done,
+  void start_parsed(std::unique_ptr<ParsedMessage>& parsed, const ParseOutcome& outcome, Completion&& done,
                     Workspace& ws, bool lends_thread) noexcept {
     lends_thread_ = lends_thread;
     message_.swap(parsed);
-    begin(std::move(done), message_->text.size(), &ws, [&](Workspace& w) { dispatch_parsed(outcome, w); });
+    begin(done, message_->text.size(), &ws, [&](Workspace& w) { dispatch_parsed(outcome, w); });
   }
 
   SessionCore& core() const noexcept { return core_; }
@@ -80,8 +80,9 @@ class Job {
   // What every start shares: the job made ready, the message admitted, `run` done on a
   // workspace (`given`, or this thread's), and the reply sent once every member is answered.
   template <class Dispatch>
-  void begin(Completion done, std::size_t size, Workspace* given, Dispatch&& run) noexcept {
-    done_ = std::move(done);
+  // `done` is taken (left empty), not copied: see take_completion.
+  void begin(Completion& done, std::size_t size, Workspace* given, Dispatch&& run) noexcept {
+    done_ = take_completion(done);
     whole_ = false;
     count_ = 0;
     enrolled_any_ = false;
