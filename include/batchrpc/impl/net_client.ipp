@@ -18,7 +18,9 @@ namespace rpc::inline BATCHRPC_ABI::net {
 BATCHRPC_DECL Client::Client(ClientOptions options)
     : core_(std::make_unique<detail::ClientCore>(std::move(options))) {}
 
-BATCHRPC_DECL Client::~Client() = default;  // ~ClientCore fails what is in flight and joins
+// Fails what is in flight and joins before `core_` is destroyed: a callback that runs then may
+// call this client again, and must find its core (which refuses: "the client was destroyed").
+BATCHRPC_DECL Client::~Client() { core_->shut_down(); }
 
 BATCHRPC_DECL void Client::connect(const std::string& host, int port) { core_->connect_tcp(host, port); }
 

@@ -45,7 +45,14 @@ class ClientCore final : private ChannelEvents {
   explicit ClientCore(ClientOptions options)
       : options_(std::move(options)), work_(asio::make_work_guard(io_)), thread_([this] { io_.run(); }) {}
 
-  ~ClientCore() {
+  ~ClientCore() { shut_down(); }
+
+  // Fails what is in flight ("the client was destroyed") and joins the I/O thread; once only.
+  // ~Client calls it while its pointer to this core is still set, since a callback it
+  // completes may call that client again (libc++'s unique_ptr clears its pointer before it
+  // destroys what it points to).
+  void shut_down() {
+    if (!thread_.joinable()) return;
     destroying_.store(true);
     asio::post(io_, [this] {
       end("the client was destroyed");
