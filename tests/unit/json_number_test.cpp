@@ -2,10 +2,9 @@
 // Number text to double: std::from_chars where the standard library has it for floating point,
 // std::strtod where it does not (libc++ before 20). Both must give the correctly rounded double,
 // zero for values too small and a refusal for values too big, whichever one a build uses.
-#include <doctest/doctest.h>
+#include <batchrpc/detail/json_number.hpp>
 
 #include <array>
-#include <batchrpc/detail/json_number.hpp>
 #include <bit>
 #include <charconv>
 #include <cmath>
@@ -13,6 +12,8 @@
 #include <limits>
 #include <random>
 #include <string>
+
+#include <doctest/doctest.h>
 
 namespace {
 

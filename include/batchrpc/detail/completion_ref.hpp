@@ -46,11 +46,13 @@ class CompletionRef {
   template <class Done>
   static CompletionRef to(Done&& done) noexcept {
     using F = std::remove_reference_t<Done>;
+    // The caller's own Completion, handed over as an rvalue: taken, so that it is emptied.
+    constexpr bool handed_over = std::is_same_v<F, Completion> && !std::is_lvalue_reference_v<Done>;
     CompletionRef ref;
     ref.target_ = const_cast<void*>(static_cast<const volatile void*>(std::addressof(done)));
     ref.call_ = [](void* target, std::optional<std::string_view> reply) noexcept {
       F& f = *static_cast<F*>(target);
-      if constexpr (std::is_same_v<F, Completion> && !std::is_lvalue_reference_v<Done>) {
+      if constexpr (handed_over) {
         complete(take_completion(f), reply);  // destroyed here, as every Completion
       } else if constexpr (std::is_same_v<std::remove_cv_t<F>, Completion>) {
         complete(Completion(f), reply);  // the caller's own, which it keeps
@@ -65,7 +67,7 @@ class CompletionRef {
       }
     };
     ref.take_ = [](void* target) {
-      if constexpr (std::is_same_v<F, Completion> && !std::is_lvalue_reference_v<Done>) {
+      if constexpr (handed_over) {
         return take_completion(*static_cast<F*>(target));
       } else {
         return Completion(std::forward<Done>(*static_cast<F*>(target)));

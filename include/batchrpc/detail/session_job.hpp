@@ -79,8 +79,8 @@ class Job {
 
   // What every start shares: the job made ready, the message admitted, `run` done on a
   // workspace (`given`, or this thread's), and the reply sent once every member is answered.
-  template <class Dispatch>
   // `done` is taken (left empty), not copied: see take_completion.
+  template <class Dispatch>
   void begin(Completion& done, std::size_t size, Workspace* given, Dispatch&& run) noexcept {
     done_ = take_completion(done);
     whole_ = false;
