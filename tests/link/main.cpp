@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Calls answer() from a translation unit built against the compiled library.
+// Calls answer() from a translation unit built in compiled mode.
 #include <iostream>
 
 #include "answer.hpp"
