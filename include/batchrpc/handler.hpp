@@ -9,7 +9,9 @@
 /// - `rpc::Params` / `const rpc::Params&`: the raw params (then no other parameter is bound);
 /// - otherwise bound from `params` by position, or by name when `rpc::names(...)` was given:
 ///   any `JsonReadable` type, `const rpc::Value&` (any JSON value), `const rpc::Value*`
-///   (optional), `std::optional<T>` (optional). Take them by value or `const&`.
+///   (optional), `std::optional<T>` (optional). Take them by value or `const&`. A handler
+///   registered without names whose one bound parameter is a struct bound by its fields
+///   (BATCHRPC_FIELDS...) also takes a params object as that struct, whole.
 /// The return value is written as the result (`void`: `null`); it must be `JsonWritable`.
 #pragma once
 
@@ -121,6 +123,15 @@ struct arg_info<std::tuple<A...>> {
     for (std::size_t j = 0; j < i; ++j) n += bound[j] ? 1u : 0u;
     return n;
   }
+  // True when the one bound parameter is a struct bound by its fields (BATCHRPC_FIELDS...).
+  static constexpr bool one_struct =
+      bound_count == 1 && (false || ... || (is_bound_v<A> && has_fields<stored_t<A>>));
+  // C++ position of the first bound parameter (sizeof...(A) when there is none).
+  static constexpr std::size_t first_bound() {
+    std::size_t i = 0;
+    while (i < sizeof...(A) && !bound[i]) ++i;
+    return i;
+  }
 };
 
 template <class F, std::size_t N>
@@ -207,9 +218,20 @@ class TypedHandler final : public Handler {
       if (params.size() > bound_count) return too_many_params(bound_count, params.size(), error);
       for (std::size_t i = 0; i < params.size(); ++i) slots[i] = params.at(i);
     } else if (params.is_object()) {
+      if constexpr (N == 0 && Info::one_struct) return read_whole(*params.json(), args, error);
       if (!bind_names(*params.json(), slots, error)) return false;
     }
     return read_all(slots, args, error, std::make_index_sequence<arity>{});
+  }
+
+  // The params object is the handler's one struct, as LSP and MCP define their params: read
+  // as a whole, members such as `_meta` included, and its errors name no parameter.
+  bool read_whole(const Value& object, typename Info::stored& args, ParamError& error) const {
+    constexpr std::size_t i = Info::first_bound();
+    using S = stored_t<std::tuple_element_t<i, Args>>;
+    std::string why;
+    if (JsonTraits<S>::read(object, std::get<i>(args), why)) return true;
+    return params_failed(std::move(why), error);
   }
 
   bool bind_names(const Value& object, std::array<const Value*, bound_count>& slots,

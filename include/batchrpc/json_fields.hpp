@@ -180,7 +180,7 @@ struct FieldsCodec<T, FieldList<T, M...>> {
                   "batchrpc: a field's type cannot be read from JSON. Bind it with "
                   "BATCHRPC_FIELDS or BATCHRPC_ENUM, or specialise rpc::JsonTraits<T>.");
     if (JsonTraits<Member>::read(v, out.*field.member, why)) return Outcome::read;
-    why = std::string(field.name) + ": " + why;
+    why = detail::at_field(field.name, why);
     return Outcome::failed;
   }
 

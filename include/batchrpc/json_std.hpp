@@ -240,9 +240,9 @@ class VariantBudget {
   State& state_;
 };
 
-// Appends an alternative's reason, cut to a few hundred bytes (at a character boundary): the
-// reasons of nested variants would otherwise multiply into the reply.
-BATCHRPC_DECL void append_reason(std::string& reasons, bool first, std::string_view why);
+// Appends "alternative I: why", the reason cut to a few hundred bytes (at a character
+// boundary): the reasons of nested variants would otherwise multiply into the reply.
+BATCHRPC_DECL void append_reason(std::string& reasons, std::size_t alternative, std::string_view why);
 }  // namespace detail
 
 /// The first alternative, in order, that reads the value; written as the alternative it holds.
@@ -286,7 +286,7 @@ struct JsonTraits<std::variant<T...>> {
         return true;
       }
     }
-    detail::append_reason(reasons, I == 0, why);
+    detail::append_reason(reasons, I, why);
     return false;
   }
 };

@@ -91,6 +91,8 @@ struct JsonTraits<bool> {
 };
 
 namespace detail {
+// "integer out of range (min to max)".
+BATCHRPC_DECL std::string out_of_range(const std::string& min, const std::string& max);
 // Integer reads, out of line: a read into any integer type is one of these and a narrowing.
 BATCHRPC_DECL bool read_signed(const Value& v, std::int64_t min, std::int64_t max, std::int64_t& out,
                                std::string& why);
@@ -190,9 +192,14 @@ BATCHRPC_DECL void write_scalar(ResultWriter& w, const Value& v);
 // Writes an array or an object with a stack of its own instead of recursion: with unlimited
 // depth, a value nested a million deep must cost heap, not the machine stack.
 BATCHRPC_DECL void write_tree(ResultWriter& w, const Value& root);
-// "element 3: why" and "member \"key\": why": where in a container a read failed.
+// `why`, or "invalid value" when a read failed without saying why (a JsonTraits of the user's
+// may): a client is always told something.
+BATCHRPC_DECL std::string_view reason_or_default(std::string_view why) noexcept;
+// "element 3: why", "member \"key\": why" and "field: why": where in a container or struct a
+// read failed.
 BATCHRPC_DECL std::string at_element(std::size_t index, const std::string& why);
 BATCHRPC_DECL std::string at_member(std::string_view key, const std::string& why);
+BATCHRPC_DECL std::string at_field(std::string_view field, const std::string& why);
 BATCHRPC_DECL std::string duplicate_member(std::string_view key);
 }  // namespace detail
 

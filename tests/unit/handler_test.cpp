@@ -106,11 +106,11 @@ TEST_SUITE("handler") {
       CHECK(call(router, "int", "[2147483647]") == R"({"jsonrpc":"2.0","id":1,"result":2147483647})");
       CHECK(call(router, "int", "[-2147483648]") == R"({"jsonrpc":"2.0","id":1,"result":-2147483648})");
       CHECK(call(router, "int", "[2147483648]") ==
-            R"({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"param":0,"reason":"integer out of range"}}})");
+            R"x({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"param":0,"reason":"integer out of range (-2147483648 to 2147483647)"}}})x");
       CHECK(call(router, "int", "[-2147483649]") ==
-            R"({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"param":0,"reason":"integer out of range"}}})");
+            R"x({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"param":0,"reason":"integer out of range (-2147483648 to 2147483647)"}}})x");
       CHECK(call(router, "int", "[18446744073709551615]") ==
-            R"({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"param":0,"reason":"integer out of range"}}})");
+            R"x({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"param":0,"reason":"integer out of range (-2147483648 to 2147483647)"}}})x");
     }
     SUBCASE("a fraction, an exponent or a non-number is not an integer") {
       CHECK(call(router, "int", "[42.0]") ==
@@ -132,27 +132,27 @@ TEST_SUITE("handler") {
       CHECK(call(router, "int64", "[-9223372036854775808]") ==
             R"({"jsonrpc":"2.0","id":1,"result":-9223372036854775808})");
       CHECK(call(router, "int64", "[9223372036854775808]") ==
-            R"({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"param":0,"reason":"integer out of range"}}})");
+            R"x({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"param":0,"reason":"integer out of range (-9223372036854775808 to 9223372036854775807)"}}})x");
       CHECK(call(router, "int64", "[-9223372036854775809]") ==
-            R"({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"param":0,"reason":"integer out of range"}}})");
+            R"x({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"param":0,"reason":"integer out of range (-9223372036854775808 to 9223372036854775807)"}}})x");
       CHECK(call(router, "int64", "[100000000000000000000000]") ==
-            R"({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"param":0,"reason":"integer out of range"}}})");
+            R"x({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"param":0,"reason":"integer out of range (-9223372036854775808 to 9223372036854775807)"}}})x");
     }
     SUBCASE("uint64_t") {
       CHECK(call(router, "uint64", "[18446744073709551615]") ==
             R"({"jsonrpc":"2.0","id":1,"result":18446744073709551615})");
       CHECK(call(router, "uint64", "[0]") == R"({"jsonrpc":"2.0","id":1,"result":0})");
       CHECK(call(router, "uint64", "[-1]") ==
-            R"({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"param":0,"reason":"integer out of range"}}})");
+            R"x({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"param":0,"reason":"integer out of range (0 to 18446744073709551615)"}}})x");
       CHECK(call(router, "uint64", "[18446744073709551616]") ==
-            R"({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"param":0,"reason":"integer out of range"}}})");
+            R"x({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"param":0,"reason":"integer out of range (0 to 18446744073709551615)"}}})x");
     }
     SUBCASE("unsigned") {
       CHECK(call(router, "unsigned", "[4294967295]") == R"({"jsonrpc":"2.0","id":1,"result":4294967295})");
       CHECK(call(router, "unsigned", "[4294967296]") ==
-            R"({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"param":0,"reason":"integer out of range"}}})");
+            R"x({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"param":0,"reason":"integer out of range (0 to 4294967295)"}}})x");
       CHECK(call(router, "unsigned", "[-1]") ==
-            R"({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"param":0,"reason":"integer out of range"}}})");
+            R"x({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"param":0,"reason":"integer out of range (0 to 4294967295)"}}})x");
       CHECK(call(router, "unsigned", "[1.0]") ==
             R"({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"param":0,"reason":"expected an integer"}}})");
     }
@@ -160,9 +160,9 @@ TEST_SUITE("handler") {
       CHECK(call(router, "short", "[32767]") == R"({"jsonrpc":"2.0","id":1,"result":32767})");
       CHECK(call(router, "short", "[-32768]") == R"({"jsonrpc":"2.0","id":1,"result":-32768})");
       CHECK(call(router, "short", "[32768]") ==
-            R"({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"param":0,"reason":"integer out of range"}}})");
+            R"x({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"param":0,"reason":"integer out of range (-32768 to 32767)"}}})x");
       CHECK(call(router, "short", "[-32769]") ==
-            R"({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"param":0,"reason":"integer out of range"}}})");
+            R"x({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"param":0,"reason":"integer out of range (-32768 to 32767)"}}})x");
     }
   }
 
@@ -187,7 +187,7 @@ TEST_SUITE("handler") {
             R"({"jsonrpc":"2.0","id":1,"result":-9223372036854775808})");
       CHECK(call(router, "wide", "[5]") == R"({"jsonrpc":"2.0","id":1,"result":5})");
       CHECK(call(router, "wide", "[9223372036854775808]") ==
-            R"({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"param":0,"reason":"integer out of range"}}})");
+            R"x({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"param":0,"reason":"integer out of range (-9223372036854775808 to 9223372036854775807)"}}})x");
     }
   }
 #endif

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -132,6 +133,27 @@ BATCHRPC_FIELDS(Same1, args, x);
 BATCHRPC_FIELDS(Same2, args, x);
 }  // namespace ast
 
+namespace hex {
+// A user's own binding whose read fails without saying why.
+struct Byte {
+  int value = 0;
+};
+struct Holder {
+  Byte byte;
+};
+BATCHRPC_FIELDS(Holder, byte);
+}  // namespace hex
+
+template <>
+struct rpc::JsonTraits<hex::Byte> {
+  static bool read(const rpc::Value& v, hex::Byte& out, std::string&) {
+    if (!v.IsString() || v.GetStringLength() != 2) return false;
+    out.value = 1;
+    return true;
+  }
+  static void write(rpc::ResultWriter& w, const hex::Byte& b) { w.integer(b.value); }
+};
+
 namespace {
 
 std::string call(const rpc::Router& router, std::string_view method, std::string_view params) {
@@ -170,6 +192,32 @@ TEST_SUITE("json binding") {
     CHECK(call(router, "echo", R"([{"y":2,"x":1,"label":null}])") == result(R"({"x":1,"y":2})"));
     // Unknown members are ignored.
     CHECK(call(router, "echo", R"([{"x":1,"y":2,"z":3}])") == result(R"({"x":1,"y":2})"));
+  }
+
+  TEST_CASE("a struct handler registered without names takes a params object whole") {
+    rpc::Router router;
+    router.add("echo", [](const geo::Point& p) { return p; });
+    router.add("strict", [](rpc::Context&, geo::Strict s) { return s.a; });
+    router.add("named", [](const geo::Point& p) { return p; }, rpc::names("p"));
+    router.add("two", [](const geo::Point& p, int n) { return p.x + n; });
+    CHECK(call(router, "echo", R"({"y":2,"x":1,"label":"a"})") == result(R"({"x":1,"y":2,"label":"a"})"));
+    CHECK(call(router, "echo", R"([{"x":1,"y":2}])") == result(R"({"x":1,"y":2})"));  // by position, as ever
+    // MCP's `_meta` and LSP's `workDoneToken` are members like any other: ignored, or refused by
+    // a strict struct; the errors name no parameter.
+    CHECK(call(router, "echo", R"({"x":1,"y":2,"_meta":{"progressToken":1}})") == result(R"({"x":1,"y":2})"));
+    CHECK(call(router, "echo", R"({"x":1})") ==
+          R"({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"reason":"missing field \"y\""}}})");
+    CHECK(call(router, "echo", R"({"x":1,"y":"2"})") ==
+          R"({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"reason":"y: expected a number"}}})");
+    CHECK(call(router, "strict", R"({"a":7})") == result("7"));
+    CHECK(call(router, "strict", R"({"a":7,"_meta":{}})") ==
+          R"({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"reason":"unknown field \"_meta\""}}})");
+    // With names, or with more than one parameter, an object binds by name.
+    CHECK(call(router, "named", R"({"p":{"x":1,"y":2}})") == result(R"({"x":1,"y":2})"));
+    CHECK(call(router, "named", R"({"x":1,"y":2})") ==
+          R"({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"param":"x","reason":"unknown parameter"}}})");
+    CHECK(call(router, "two", R"({"x":1,"y":2})") ==
+          R"x({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"reason":"this method takes its params by position (an array)"}}})x");
   }
 
   TEST_CASE("a struct's errors say which field and why") {
@@ -252,7 +300,10 @@ TEST_SUITE("json binding") {
     CHECK(call(statuses, "echo", R"(["queued"])") == invalid(R"(expected one of \"in-queue\", \"done\")"));
     const rpc::Router levels = echo_router<geo::Level>();
     CHECK(call(levels, "echo", "[9]") == result("9"));
-    CHECK(call(levels, "echo", "[200]") == invalid("integer out of range"));
+    // Level's underlying type is char, signed or not as the platform has it.
+    CHECK(call(levels, "echo", "[300]") ==
+          invalid("integer out of range (" + std::to_string(std::numeric_limits<char>::min() + 0) + " to " +
+                  std::to_string(std::numeric_limits<char>::max() + 0) + ")"));
     CHECK(call(levels, "echo", R"(["high"])") == invalid("expected an integer"));
   }
 
@@ -294,7 +345,8 @@ TEST_SUITE("json binding") {
     CHECK(call(router, "echo", "[3.5]") == result("3.5"));
     CHECK(call(router, "echo", R"(["x"])") == result(R"("x")"));
     CHECK(call(router, "echo", "[true]") ==
-          invalid("matches no alternative (expected null; expected an integer; expected a number; expected a string)"));
+          invalid("matches no alternative (alternative 0: expected null; alternative 1: expected an integer; "
+                  "alternative 2: expected a number; alternative 3: expected a string)"));
     const rpc::Router shapes = echo_router<std::variant<geo::Point, std::vector<geo::Point>>>();
     CHECK(call(shapes, "echo", R"([[{"x":1,"y":2}]])") == result(R"([{"x":1,"y":2}])"));
   }
@@ -312,8 +364,9 @@ TEST_SUITE("json binding") {
     CHECK(call(router, "kind", nest(R"({"value":1})", 60, R"("fn":"f")")) == result("1"));
     CHECK(call(router, "kind", nest(R"({"value":1})", 60, R"("op":"+")")) == result("0"));
     CHECK(call(router, "kind", nest(R"({"value":"x"})", 1, R"("fn":"f")")) ==
-          invalid(R"(matches no alternative (missing field \"op\"; args: element 0: matches no alternative )"
-                  R"((missing field \"op\"; missing field \"fn\"; value: expected a number); missing field \"value\"))"));
+          invalid(R"(matches no alternative (alternative 0: missing field \"op\"; alternative 1: args: element 0: )"
+                  R"(matches no alternative (alternative 0: missing field \"op\"; alternative 1: missing field \"fn\"; )"
+                  R"(alternative 2: value: expected a number); alternative 2: missing field \"value\"))"));
     // Retrying is bounded: a few levels read, many are refused rather than run for ever.
     CHECK(call(router, "retried", nest(R"({"value":1})", 4, R"("x":"s")")) == result("1"));
     CHECK(call(router, "retried", nest(R"({"value":1})", 30, R"("x":"s")")) ==
@@ -325,8 +378,20 @@ TEST_SUITE("json binding") {
     const std::string name = "\u00e9" + std::string(300, 'z');  // é, then 300 bytes
     const std::string reply = call(router, "echo", R"([[{"a":1,")" + name + R"(":1}]])");
     // 200 bytes of the first reason: `element 0: unknown field "` (26), é (2), 172 z.
-    CHECK(reply == invalid("matches no alternative (element 0: unknown field \\\"\u00e9" + std::string(172, 'z') +
-                           "...; expected an integer)"));
+    CHECK(reply == invalid("matches no alternative (alternative 0: element 0: unknown field \\\"\u00e9" +
+                           std::string(172, 'z') + "...; alternative 1: expected an integer)"));
+  }
+
+  TEST_CASE("a read that fails without a reason is answered \"invalid value\", wherever it is") {
+    CHECK(call(echo_router<hex::Byte>(), "echo", R"(["ff"])") == result("1"));
+    CHECK(call(echo_router<hex::Byte>(), "echo", "[3]") == invalid("invalid value"));
+    CHECK(call(echo_router<std::vector<hex::Byte>>(), "echo", R"([["ff","zzz"]])") ==
+          invalid("element 1: invalid value"));
+    CHECK(call(echo_router<std::map<std::string, hex::Byte>>(), "echo", R"([{"k":0}])") ==
+          invalid(R"(member \"k\": invalid value)"));
+    CHECK(call(echo_router<hex::Holder>(), "echo", R"([{"byte":0}])") == invalid("byte: invalid value"));
+    CHECK(call(echo_router<std::variant<hex::Byte, bool>>(), "echo", "[0]") ==
+          invalid("matches no alternative (alternative 0: invalid value; alternative 1: expected a boolean)"));
   }
 
   TEST_CASE("a span is written as an array") {

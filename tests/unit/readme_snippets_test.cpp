@@ -79,6 +79,20 @@ TEST_SUITE("readme") {
           std::optional<std::string>(R"({"jsonrpc":"2.0","id":1,"result":7})"));
   }
 
+  TEST_CASE("snippet: a struct as the whole params") {
+    rpc::Router router;
+    // snippet:begin fields_whole
+    router.add("reorder", [](const shop::Order& order) { return order.items.size(); });
+    // params {"items":[{"sku":"A1","quantity":2}],"priority":"urgent"}, or [{"items":[...]}] by position
+    // snippet:end
+    CHECK(router.handle(R"({"jsonrpc":"2.0","method":"reorder","params":{"items":[{"sku":"A1","quantity":2}],"priority":"urgent"},"id":1})") ==
+          std::optional<std::string>(R"({"jsonrpc":"2.0","id":1,"result":1})"));
+    CHECK(router.handle(R"({"jsonrpc":"2.0","method":"reorder","params":[{"items":[]}],"id":1})") ==
+          std::optional<std::string>(R"({"jsonrpc":"2.0","id":1,"result":0})"));
+    CHECK(router.handle(R"({"jsonrpc":"2.0","method":"reorder","params":{"items":[{"sku":"A1"}]},"id":1})") ==
+          std::optional<std::string>(R"({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"reason":"items: element 0: missing field \"quantity\""}}})"));
+  }
+
   TEST_CASE("snippet: sessions and executors") {
     rpc::Router router;
     router.add("embed", [](std::vector<std::string> inputs) { return inputs.size(); },

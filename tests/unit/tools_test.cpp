@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdint>
 #include <latch>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -573,7 +574,8 @@ TEST_SUITE("tools") {
     CHECK(f.router.handle(batch(R"({"operations":[],"stopOnError":"yes"})")) ==
           invalid(R"({"param":"stopOnError","reason":"expected a boolean"})"));
     CHECK(f.router.handle(batch(R"({"operations":[],"maxOperations":-1})")) ==
-          invalid(R"({"param":"maxOperations","reason":"integer out of range"})"));
+          invalid(R"({"param":"maxOperations","reason":"integer out of range (0 to )" +
+                  std::to_string(std::numeric_limits<std::size_t>::max()) + R"x()"})x"));
     CHECK(f.router.handle(batch(R"({"operations":[],"maxTotalOutputChars":1.5})")) ==
           invalid(R"({"param":"maxTotalOutputChars","reason":"expected an integer"})"));
     CHECK(f.router.handle(batch(R"({"operations":[],"responseDetail":"verbose"})")) ==

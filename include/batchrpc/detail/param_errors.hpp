@@ -27,6 +27,8 @@ BATCHRPC_DECL bool duplicate_param(std::string_view name, std::size_t position, 
 // Bound parameter `position` (named when `names` has names) failed to read, for `reason`.
 BATCHRPC_DECL bool param_failed(std::span<const std::string> names, std::size_t position,
                                 std::string reason, ParamError& error);
+// The params as a whole failed to read, for `reason` (no single parameter is at fault).
+BATCHRPC_DECL bool params_failed(std::string reason, ParamError& error);
 // param_failed with "missing required parameter".
 BATCHRPC_DECL bool param_missing(std::span<const std::string> names, std::size_t position,
                                  ParamError& error);

@@ -25,29 +25,36 @@ BATCHRPC_DECL bool beyond_64_bits(const Value& v) {
   return std::trunc(d) == d && std::fabs(d) >= 9223372036854775808.0;
 }
 
+// The client learns what it may send.
+BATCHRPC_DECL std::string out_of_range(const std::string& min, const std::string& max) {
+  return "integer out of range (" + min + " to " + max + ")";
+}
+
 BATCHRPC_DECL bool read_signed(const Value& v, std::int64_t min, std::int64_t max, std::int64_t& out,
                                std::string& why) {
-  if (!v.IsInt64()) {
-    return refuse(why, v.IsUint64() || beyond_64_bits(v) ? "integer out of range" : "expected an integer");
+  if (!v.IsInt64() && !v.IsUint64() && !beyond_64_bits(v)) return refuse(why, "expected an integer");
+  if (!v.IsInt64() || v.GetInt64() < min || v.GetInt64() > max) {
+    return refuse(why, out_of_range(std::to_string(min), std::to_string(max)));
   }
-  const std::int64_t i = v.GetInt64();
-  if (i < min || i > max) return refuse(why, "integer out of range");
-  out = i;
+  out = v.GetInt64();
   return true;
 }
 
 BATCHRPC_DECL bool read_unsigned(const Value& v, std::uint64_t max, std::uint64_t& out, std::string& why) {
-  if (!v.IsUint64()) {
-    return refuse(why, v.IsInt64() || beyond_64_bits(v) ? "integer out of range" : "expected an integer");
-  }
-  const std::uint64_t u = v.GetUint64();
-  if (u > max) return refuse(why, "integer out of range");
-  out = u;
+  if (!v.IsUint64() && !v.IsInt64() && !beyond_64_bits(v)) return refuse(why, "expected an integer");
+  if (!v.IsUint64() || v.GetUint64() > max) return refuse(why, out_of_range("0", std::to_string(max)));
+  out = v.GetUint64();
   return true;
 }
 
+BATCHRPC_DECL std::string_view reason_or_default(std::string_view why) noexcept {
+  return why.empty() ? std::string_view("invalid value") : why;
+}
+
 BATCHRPC_DECL std::string at_element(std::size_t index, const std::string& why) {
-  return "element " + std::to_string(index) + ": " + why;
+  std::string text = "element " + std::to_string(index) + ": ";
+  text.append(reason_or_default(why));
+  return text;
 }
 
 BATCHRPC_DECL std::string expected_array_of(std::size_t size) {
@@ -56,7 +63,13 @@ BATCHRPC_DECL std::string expected_array_of(std::size_t size) {
 
 BATCHRPC_DECL std::string at_member(std::string_view key, const std::string& why) {
   std::string text = "member \"";
-  text.append(key).append("\": ").append(why);
+  text.append(key).append("\": ").append(reason_or_default(why));
+  return text;
+}
+
+BATCHRPC_DECL std::string at_field(std::string_view field, const std::string& why) {
+  std::string text(field);
+  text.append(": ").append(reason_or_default(why));
   return text;
 }
 
@@ -68,9 +81,11 @@ BATCHRPC_DECL std::string duplicate_member(std::string_view key) {
 
 // Appends an alternative's reason, cut to a few hundred bytes (at a character boundary): the
 // reasons of nested variants would otherwise multiply into the reply.
-BATCHRPC_DECL void append_reason(std::string& reasons, bool first, std::string_view why) {
+BATCHRPC_DECL void append_reason(std::string& reasons, std::size_t alternative, std::string_view why) {
   constexpr std::size_t most = 200;
-  if (!first) reasons.append("; ");
+  if (alternative > 0) reasons.append("; ");
+  reasons.append("alternative ").append(std::to_string(alternative)).append(": ");
+  why = reason_or_default(why);
   if (why.size() <= most) return static_cast<void>(reasons.append(why));
   std::size_t cut = most;
   while (cut > 0 && (static_cast<unsigned char>(why[cut]) & 0xC0U) == 0x80U) --cut;  // not mid-character

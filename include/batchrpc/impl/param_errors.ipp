@@ -36,7 +36,12 @@ BATCHRPC_DECL bool param_failed(std::span<const std::string> names, std::size_t 
                                 std::string reason, ParamError& error) {
   if (position < names.size()) error.name = names[position];
   error.index = static_cast<std::ptrdiff_t>(position);
-  error.reason = std::move(reason);
+  error.reason = reason.empty() ? std::string("invalid value") : std::move(reason);
+  return false;
+}
+
+BATCHRPC_DECL bool params_failed(std::string reason, ParamError& error) {
+  error.reason = reason.empty() ? std::string("invalid value") : std::move(reason);
   return false;
 }
 
