@@ -231,7 +231,7 @@ class TypedHandler final : public Handler {
     using S = stored_t<std::tuple_element_t<i, Args>>;
     std::string why;
     if (JsonTraits<S>::read(object, std::get<i>(args), why)) return true;
-    return params_failed(std::move(why), error);
+    return params_failed(why, error);
   }
 
   bool bind_names(const Value& object, std::array<const Value*, bound_count>& slots,
@@ -288,7 +288,7 @@ class TypedHandler final : public Handler {
         }
         std::string why;
         if (JsonTraits<S>::read(*v, out, why)) return true;
-        return param_failed(names_, b, std::move(why), error);
+        return param_failed(names_, b, why, error);
       }
     }
   }

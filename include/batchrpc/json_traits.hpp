@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "config.hpp"
+#include "detail/param_errors.hpp"
 #include "json.hpp"
 #include "result_writer.hpp"
 
@@ -192,9 +193,6 @@ BATCHRPC_DECL void write_scalar(ResultWriter& w, const Value& v);
 // Writes an array or an object with a stack of its own instead of recursion: with unlimited
 // depth, a value nested a million deep must cost heap, not the machine stack.
 BATCHRPC_DECL void write_tree(ResultWriter& w, const Value& root);
-// `why`, or "invalid value" when a read failed without saying why (a JsonTraits of the user's
-// may): a client is always told something.
-BATCHRPC_DECL std::string_view reason_or_default(std::string_view why) noexcept;
 // "element 3: why", "member \"key\": why" and "field: why": where in a container or struct a
 // read failed.
 BATCHRPC_DECL std::string at_element(std::size_t index, const std::string& why);

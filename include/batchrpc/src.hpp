@@ -4,8 +4,8 @@
 /// batchrpc::compiled library): define BATCHRPC_SEPARATE_COMPILATION in every translation unit
 /// and include this header in exactly one of them. Every other file then compiles only
 /// declarations and its own handlers, as with the library. Include it once per program: a
-/// second copy is a duplicate-symbol link error. The network transports are not in it (their
-/// compiled form is batchrpc::net_compiled).
+/// second copy is a duplicate-symbol link error. The network transports are not in it: include
+/// <batchrpc/net_src.hpp> the same way, or link batchrpc::net_compiled.
 #pragma once
 
 #if !defined(BATCHRPC_SEPARATE_COMPILATION)

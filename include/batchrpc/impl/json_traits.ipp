@@ -32,23 +32,25 @@ BATCHRPC_DECL std::string out_of_range(const std::string& min, const std::string
 
 BATCHRPC_DECL bool read_signed(const Value& v, std::int64_t min, std::int64_t max, std::int64_t& out,
                                std::string& why) {
-  if (!v.IsInt64() && !v.IsUint64() && !beyond_64_bits(v)) return refuse(why, "expected an integer");
-  if (!v.IsInt64() || v.GetInt64() < min || v.GetInt64() > max) {
-    return refuse(why, out_of_range(std::to_string(min), std::to_string(max)));
+  const auto range = [&] { return out_of_range(std::to_string(min), std::to_string(max)); };
+  if (!v.IsInt64()) {
+    return refuse(why, v.IsUint64() || beyond_64_bits(v) ? range() : std::string("expected an integer"));
   }
-  out = v.GetInt64();
+  const std::int64_t value = v.GetInt64();
+  if (value < min || value > max) return refuse(why, range());
+  out = value;
   return true;
 }
 
 BATCHRPC_DECL bool read_unsigned(const Value& v, std::uint64_t max, std::uint64_t& out, std::string& why) {
-  if (!v.IsUint64() && !v.IsInt64() && !beyond_64_bits(v)) return refuse(why, "expected an integer");
-  if (!v.IsUint64() || v.GetUint64() > max) return refuse(why, out_of_range("0", std::to_string(max)));
-  out = v.GetUint64();
+  const auto range = [&] { return out_of_range("0", std::to_string(max)); };
+  if (!v.IsUint64()) {
+    return refuse(why, v.IsInt64() || beyond_64_bits(v) ? range() : std::string("expected an integer"));
+  }
+  const std::uint64_t value = v.GetUint64();
+  if (value > max) return refuse(why, range());
+  out = value;
   return true;
-}
-
-BATCHRPC_DECL std::string_view reason_or_default(std::string_view why) noexcept {
-  return why.empty() ? std::string_view("invalid value") : why;
 }
 
 BATCHRPC_DECL std::string at_element(std::size_t index, const std::string& why) {

@@ -2,11 +2,13 @@
 // Bodies of detail/param_errors.hpp.
 #pragma once
 
-#include <utility>
-
 #include "../detail/param_errors.hpp"
 
 namespace rpc::inline BATCHRPC_ABI::detail {
+
+BATCHRPC_DECL std::string_view reason_or_default(std::string_view why) noexcept {
+  return why.empty() ? std::string_view("invalid value") : why;
+}
 
 BATCHRPC_DECL bool too_many_params(std::size_t expected, std::size_t got, ParamError& error) {
   error.reason = "too many params: expected at most " + std::to_string(expected) + ", got " +
@@ -33,15 +35,15 @@ BATCHRPC_DECL bool duplicate_param(std::string_view name, std::size_t position, 
 }
 
 BATCHRPC_DECL bool param_failed(std::span<const std::string> names, std::size_t position,
-                                std::string reason, ParamError& error) {
+                                std::string_view reason, ParamError& error) {
   if (position < names.size()) error.name = names[position];
   error.index = static_cast<std::ptrdiff_t>(position);
-  error.reason = reason.empty() ? std::string("invalid value") : std::move(reason);
+  error.reason = reason_or_default(reason);
   return false;
 }
 
-BATCHRPC_DECL bool params_failed(std::string reason, ParamError& error) {
-  error.reason = reason.empty() ? std::string("invalid value") : std::move(reason);
+BATCHRPC_DECL bool params_failed(std::string_view reason, ParamError& error) {
+  error.reason = reason_or_default(reason);
   return false;
 }
 
