@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "buffer.hpp"
+#include "detail/compile_errors.hpp"
 #include "detail/owns_its_data.hpp"
 #include "config.hpp"
 #include "error.hpp"
@@ -59,11 +60,17 @@ void write_param(ResultWriter& w, const T& value) {
   w.write<ParamType<T>>(value);
 }
 
+template <class T>
+struct has_no_json_form : std::bool_constant<!JsonWritable<ParamType<T>>> {};
+
 inline void write_named(ResultWriter&, std::vector<std::string_view>&) {}
 
 template <class N, class V, class... Rest>
 void write_named(ResultWriter& w, std::vector<std::string_view>& seen, const N& name,
                  const V& value, const Rest&... rest) {
+  if constexpr (!std::is_convertible_v<const N&, std::string_view>) {
+    [[maybe_unused]] param_name_is_not_a_string<N> error;
+  }
   static_assert(std::is_convertible_v<const N&, std::string_view>,
                 "batchrpc: rpc::named takes name/value pairs and every name must be a string: "
                 "write rpc::named(\"a\", 1, \"b\", \"x\")");
@@ -99,6 +106,10 @@ struct Outcome {
  */
 template <class... T>
 [[nodiscard]] Json positional(const T&... values) {
+  if constexpr (!(JsonWritable<detail::ParamType<T>> && ...)) {
+    using Unwritable = detail::ParamType<typename detail::first_type_where<detail::has_no_json_form, T...>::type>;
+    [[maybe_unused]] detail::type_has_no_json_form_for<Unwritable> error;
+  }
   static_assert((JsonWritable<detail::ParamType<T>> && ...),
                 "batchrpc: rpc::positional takes values with a JSON form: numbers, strings, "
                 "standard containers, rpc::Json, a struct or enum bound with BATCHRPC_FIELDS or "
@@ -122,6 +133,9 @@ template <class... T>
  */
 template <class... Args>
 [[nodiscard]] Json named(const Args&... args) {
+  if constexpr (sizeof...(Args) % 2 != 0) {
+    [[maybe_unused]] detail::named_takes_name_value_pairs_not<sizeof...(Args)> error;
+  }
   static_assert(sizeof...(Args) % 2 == 0,
                 "batchrpc: rpc::named takes name/value pairs: write "
                 "rpc::named(\"a\", 1, \"b\", \"x\")");
@@ -299,6 +313,9 @@ class Replies {
    */
   template <class T>
   [[nodiscard]] T result(std::int64_t id) const& {
+    if constexpr (!JsonReadable<T>) {
+      [[maybe_unused]] detail::type_has_no_json_binding_for<T> error;
+    }
     static_assert(JsonReadable<T>,
                   "batchrpc: result<T>() needs rpc::JsonTraits<T>::read. Use a number, a string, a "
                   "standard container, rpc::Json, a struct or enum bound with BATCHRPC_FIELDS or "
@@ -317,6 +334,9 @@ class Replies {
   /// those). Anything else may hold a view into the reply, which dies with the temporary.
   template <class T>
   [[nodiscard]] T result(std::int64_t id) const&& {
+    if constexpr (!detail::owns_its_data<T>::value) {
+      [[maybe_unused]] detail::type_may_view_a_reply_that_is_gone<T> error;
+    }
     static_assert(detail::owns_its_data<T>::value,
                   "batchrpc: result<T>() on a temporary Replies: T may hold views into the reply, "
                   "which is gone at the end of the statement. Keep the Replies in a variable, or "

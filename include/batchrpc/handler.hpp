@@ -31,6 +31,7 @@
 #include "context.hpp"
 #include "detail/bound_member.hpp"
 #include "detail/callable_traits.hpp"
+#include "detail/compile_errors.hpp"
 #include "detail/param_errors.hpp"
 #include "detail/same_text.hpp"
 #include "json_traits.hpp"
@@ -96,6 +97,16 @@ template <class P>
 inline constexpr bool is_undefaultable_v =
     is_bound_v<P> && is_bindable_v<P> && !std::is_default_constructible_v<stored_t<P>>;
 
+// A bound parameter may not be a mutable lvalue reference: it would refer to a temporary.
+template <class P>
+inline constexpr bool is_mutable_bound_ref_v =
+    is_bound_v<P> && std::is_lvalue_reference_v<P> && !std::is_const_v<std::remove_reference_t<P>>;
+// Context and ResultWriter are taken by reference; Responder by value or const reference.
+template <class P>
+inline constexpr bool is_misplaced_injected_ref_v =
+    ((is_context_v<P> || is_writer_v<P>) && !std::is_lvalue_reference_v<P>) ||
+    (is_responder_v<P> && std::is_lvalue_reference_v<P> && !std::is_const_v<std::remove_reference_t<P>>);
+
 template <class Args>
 struct arg_info;
 template <class... A>
@@ -108,14 +119,8 @@ struct arg_info<std::tuple<A...>> {
   static constexpr bool takes_params = (false || ... || is_params_v<A>);
   static constexpr bool all_bindable = (!is_unbindable_v<A> && ...);
   static constexpr bool all_default_constructible = (!is_undefaultable_v<A> && ...);
-  // A bound parameter may not be a mutable lvalue reference: it would refer to a temporary.
-  static constexpr bool refs_ok =
-      ((!is_bound_v<A> || !std::is_lvalue_reference_v<A> ||
-        std::is_const_v<std::remove_reference_t<A>>) && ...);
-  static constexpr bool injected_refs_ok =
-      (((!is_context_v<A> && !is_writer_v<A>) || std::is_lvalue_reference_v<A>) && ...) &&
-      ((!is_responder_v<A> || !std::is_lvalue_reference_v<A> ||
-        std::is_const_v<std::remove_reference_t<A>>) && ...);
+  static constexpr bool refs_ok = (!is_mutable_bound_ref_v<A> && ...);
+  static constexpr bool injected_refs_ok = (!is_misplaced_injected_ref_v<A> && ...);
   using stored = std::tuple<stored_t<A>...>;  // one slot per parameter; injected ones unused
   // Position among bound parameters of C++ parameter I.
   static constexpr std::size_t bound_index(std::size_t i) {
@@ -316,107 +321,139 @@ constexpr bool handler_ok() {
   }
 }
 
-// Incomplete on purpose: a failed check declares one of these, so the first line of the
-// compiler's message names the offending type (`..._for<Point>` has incomplete type); the
-// static_assert after it says what to do.
-template <class T>
-struct handler_parameter_has_no_json_binding_for;
-template <class T>
-struct handler_result_has_no_json_form_for;
-template <class T>
-struct json_traits_read_must_return_bool_for;
-
 // JsonTraits<T>::read can be called but does not return bool.
 template <class T>
 concept read_returns_other_than_bool =
     !JsonReadable<T> && requires(const Value& v, T& out, std::string& why) { JsonTraits<T>::read(v, out, why); };
 
-// The first parameter type (bare) in the tuple `Args` for which `Bad` holds, or void.
-template <template <class> class Bad, class... A>
-struct first_param_where {
-  using type = void;
-};
-template <template <class> class Bad, class A, class... Rest>
-struct first_param_where<Bad, A, Rest...> {
-  using type = std::conditional_t<Bad<A>::value, bare_t<A>, typename first_param_where<Bad, Rest...>::type>;
-};
+// The first parameter type in the tuple `Args` for which `Bad` holds, or void.
 template <template <class> class Bad, class Args>
-struct first_param_where_in;
+struct first_param_where;
 template <template <class> class Bad, class... A>
-struct first_param_where_in<Bad, std::tuple<A...>> : first_param_where<Bad, A...> {};
+struct first_param_where<Bad, std::tuple<A...>> : first_type_where<Bad, A...> {};
 
 template <class P>
 struct unbindable : std::bool_constant<is_unbindable_v<P>> {};
 template <class P>
 struct undefaultable : std::bool_constant<is_undefaultable_v<P>> {};
+template <class P>
+struct mutable_bound_ref : std::bool_constant<is_mutable_bound_ref_v<P>> {};
+template <class P>
+struct misplaced_injected_ref : std::bool_constant<is_misplaced_injected_ref_v<P>> {};
 
-template <class T>
-struct handler_parameter_must_be_default_constructible;
+// The checks on a handler whose parameters can be seen.
+template <class F, std::size_t N>
+constexpr void check_signature() {
+  using Sig = callable_signature<F>;
+  using Args = typename Sig::args;
+  using Info = arg_info<Args>;
+  using R = typename Sig::result;
+  using Result = std::remove_cvref_t<R>;
+  // Each offending parameter is looked up only when its check fails: every handler pays else.
+  if constexpr (!Info::all_bindable) {
+    using Unbindable = bare_t<typename first_param_where<unbindable, Args>::type>;
+    if constexpr (read_returns_other_than_bool<Unbindable>) {
+      [[maybe_unused]] json_traits_read_must_return_bool_for<Unbindable> error;
+      static_assert(!read_returns_other_than_bool<Unbindable>,
+                    "batchrpc: rpc::JsonTraits<T>::read must return bool: "
+                    "`static bool read(const rpc::Value& v, T& out, std::string& why)`, false "
+                    "with a reason in `why` when `v` does not fit.");
+    } else {
+      [[maybe_unused]] handler_parameter_has_no_json_binding_for<Unbindable> error;
+      static_assert(is_bindable_v<Unbindable>,
+                    "batchrpc: a handler parameter has no JSON binding. Bind a struct with "
+                    "BATCHRPC_FIELDS(Type, field...), an enum with BATCHRPC_ENUM, or specialise "
+                    "rpc::JsonTraits<T>; or take a standard type (numbers, strings, containers, "
+                    "std::optional, std::variant), const rpc::Value& or rpc::Json.");
+    }
+  }
+
+  if constexpr (!Info::all_default_constructible) {
+    using Undefaultable = bare_t<typename first_param_where<undefaultable, Args>::type>;
+    [[maybe_unused]] handler_parameter_must_be_default_constructible<Undefaultable> error;
+  }
+  static_assert(Info::all_default_constructible,
+                "batchrpc: a bound parameter's type must be default-constructible: params are "
+                "read into a default-constructed value. Give the type a default constructor "
+                "(an aggregate with default member initialisers has one).");
+
+  if constexpr (!Sig::is_const) {
+    [[maybe_unused]] handler_must_be_callable_as_const_for<F> error;
+  }
+  static_assert(Sig::is_const,
+                "batchrpc: handlers may run on many threads at once and are called as const. "
+                "Drop `mutable` and keep shared state behind a mutex or an atomic.");
+
+  if constexpr (!Info::refs_ok) {
+    using MutableRef = typename first_param_where<mutable_bound_ref, Args>::type;
+    [[maybe_unused]] bound_parameter_must_not_be_a_mutable_reference_for<MutableRef> error;
+  }
+  static_assert(Info::refs_ok,
+                "batchrpc: take bound parameters by value or by const reference, not T&.");
+
+  if constexpr (!Info::injected_refs_ok) {
+    using Misplaced = typename first_param_where<misplaced_injected_ref, Args>::type;
+    [[maybe_unused]] injected_parameter_passed_the_wrong_way_for<Misplaced> error;
+  }
+  static_assert(Info::injected_refs_ok,
+                "batchrpc: take rpc::Context and rpc::ResultWriter by reference (rpc::Context&) "
+                "and rpc::Responder by value or const&.");
+
+  constexpr bool params_alone = !Info::takes_params || Info::bound_count == 0;
+  if constexpr (!params_alone) {
+    [[maybe_unused]] handler_takes_params_and_bound_parameters_for<F> error;
+  }
+  static_assert(params_alone,
+                "batchrpc: a handler taking rpc::Params reads all params itself; remove the "
+                "other bound parameters or drop rpc::Params.");
+
+  if constexpr (Info::takes_writer && !std::is_void_v<R>) {
+    [[maybe_unused]] handler_with_result_writer_must_return_void_not<R> error;
+  }
+  static_assert(!Info::takes_writer || std::is_void_v<R>,
+                "batchrpc: a handler taking rpc::ResultWriter& writes its result itself and "
+                "must return void.");
+
+  if constexpr (Info::takes_responder && !std::is_void_v<R>) {
+    [[maybe_unused]] handler_with_responder_must_return_void_not<R> error;
+  } else if constexpr (Info::takes_responder && Info::takes_writer) {
+    [[maybe_unused]] handler_takes_both_responder_and_result_writer_for<F> error;
+  }
+  static_assert(!Info::takes_responder || (std::is_void_v<R> && !Info::takes_writer),
+                "batchrpc: a handler taking rpc::Responder answers through it: return void "
+                "and do not also take rpc::ResultWriter&.");
+
+  if constexpr (!std::is_void_v<R> && !JsonWritable<Result>) {
+    [[maybe_unused]] handler_result_has_no_json_form_for<Result> error;
+  }
+  static_assert(std::is_void_v<R> || JsonWritable<Result>,
+                "batchrpc: the handler's return type has no JSON form. Bind a struct with "
+                "BATCHRPC_FIELDS(Type, field...), an enum with BATCHRPC_ENUM, or specialise "
+                "rpc::JsonTraits<T>; or return a standard type, rpc::Json or void.");
+
+  if constexpr (N != 0 && N != Info::bound_count) {
+    [[maybe_unused]] names_given_for_bound_parameters<N, Info::bound_count> error;
+  }
+  static_assert(N == 0 || N == Info::bound_count,
+                "batchrpc: rpc::names(...) must give exactly one name per bound parameter "
+                "(rpc::Context& and rpc::ResultWriter& take no name).");
+}
 
 // Every compile-time check on a handler, each with a message that says what to write instead.
 template <class F, std::size_t N>
 constexpr bool check_handler() {
+  if constexpr (is_member_function_v<F>) {
+    [[maybe_unused]] member_function_needs_its_object_for<F> error;
+  } else if constexpr (!has_signature<F>) {
+    [[maybe_unused]] handler_parameters_cannot_be_seen_for<F> error;
+  }
   static_assert(!is_member_function_v<F>,
                 "batchrpc: a member function needs its object: "
                 "router.add(name, &Class::method, object) (object by reference or pointer).");
   static_assert(has_signature<F> || is_member_function_v<F>,
                 "batchrpc: cannot see the handler's parameters. Pass a lambda or function with "
                 "explicit parameter types (no `auto` parameters, no overloaded operator()).");
-  if constexpr (has_signature<F>) {
-    using Sig = callable_signature<F>;
-    using Info = arg_info<typename Sig::args>;
-    using R = typename Sig::result;
-    using Unbindable = typename first_param_where_in<unbindable, typename Sig::args>::type;
-    if constexpr (read_returns_other_than_bool<Unbindable>) {
-      [[maybe_unused]] json_traits_read_must_return_bool_for<Unbindable> error;
-    } else if constexpr (!std::is_void_v<Unbindable>) {
-      [[maybe_unused]] handler_parameter_has_no_json_binding_for<Unbindable> error;
-    }
-    using Undefaultable = typename first_param_where_in<undefaultable, typename Sig::args>::type;
-    if constexpr (!std::is_void_v<Undefaultable>) {
-      [[maybe_unused]] handler_parameter_must_be_default_constructible<Undefaultable> error;
-    }
-    if constexpr (!std::is_void_v<R> && !JsonWritable<std::remove_cvref_t<R>>) {
-      [[maybe_unused]] handler_result_has_no_json_form_for<std::remove_cvref_t<R>> error;
-    }
-    static_assert(!read_returns_other_than_bool<Unbindable>,
-                  "batchrpc: rpc::JsonTraits<T>::read must return bool: "
-                  "`static bool read(const rpc::Value& v, T& out, std::string& why)`, false with a "
-                  "reason in `why` when `v` does not fit.");
-    static_assert(Sig::is_const,
-                  "batchrpc: handlers may run on many threads at once and are called as const. "
-                  "Drop `mutable` and keep shared state behind a mutex or an atomic.");
-    static_assert(Info::all_bindable || read_returns_other_than_bool<Unbindable>,
-                  "batchrpc: a handler parameter has no JSON binding. Bind a struct with "
-                  "BATCHRPC_FIELDS(Type, field...), an enum with BATCHRPC_ENUM, or specialise "
-                  "rpc::JsonTraits<T>; or take a standard type (numbers, strings, containers, "
-                  "std::optional, std::variant), const rpc::Value& or rpc::Json.");
-    static_assert(Info::all_default_constructible,
-                  "batchrpc: a bound parameter's type must be default-constructible: params are "
-                  "read into a default-constructed value. Give the type a default constructor "
-                  "(an aggregate with default member initialisers has one).");
-    static_assert(Info::refs_ok,
-                  "batchrpc: take bound parameters by value or by const reference, not T&.");
-    static_assert(Info::injected_refs_ok,
-                  "batchrpc: take rpc::Context and rpc::ResultWriter by reference (rpc::Context&) "
-                  "and rpc::Responder by value or const&.");
-    static_assert(!Info::takes_params || Info::bound_count == 0,
-                  "batchrpc: a handler taking rpc::Params reads all params itself; remove the "
-                  "other bound parameters or drop rpc::Params.");
-    static_assert(!Info::takes_writer || std::is_void_v<R>,
-                  "batchrpc: a handler taking rpc::ResultWriter& writes its result itself and "
-                  "must return void.");
-    static_assert(!Info::takes_responder || (std::is_void_v<R> && !Info::takes_writer),
-                  "batchrpc: a handler taking rpc::Responder answers through it: return void "
-                  "and do not also take rpc::ResultWriter&.");
-    static_assert(std::is_void_v<R> || JsonWritable<std::remove_cvref_t<R>>,
-                  "batchrpc: the handler's return type has no JSON form. Bind a struct with "
-                  "BATCHRPC_FIELDS(Type, field...), an enum with BATCHRPC_ENUM, or specialise "
-                  "rpc::JsonTraits<T>; or return a standard type, rpc::Json or void.");
-    static_assert(N == 0 || N == Info::bound_count,
-                  "batchrpc: rpc::names(...) must give exactly one name per bound parameter "
-                  "(rpc::Context& and rpc::ResultWriter& take no name).");
-  }
+  if constexpr (has_signature<F>) check_signature<F, N>();
   return true;
 }
 

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "config.hpp"
+#include "detail/compile_errors.hpp"
 #include "detail/macro_for_each.hpp"
 #include "json.hpp"
 #include "json_traits.hpp"
@@ -86,11 +87,6 @@ inline constexpr bool is_std_optional = false;
 template <class T>
 inline constexpr bool is_std_optional<std::optional<T>> = true;
 
-// Incomplete on purpose: the compiler's first line names the field type that cannot be read.
-template <class T>
-struct type_has_no_json_binding_for;
-
-// Reads and writes T through the FieldList its hook returns.
 // True when no two fields share a JSON name (a repeated name would write a key twice).
 template <class T, class... M>
 constexpr bool distinct_field_names(const FieldList<T, M...>& list) noexcept {
@@ -105,6 +101,7 @@ constexpr bool distinct_field_names(const FieldList<T, M...>& list) noexcept {
   }, list.fields);
 }
 
+// Reads and writes T through the FieldList its hook returns.
 template <class T, class List = fields_of_t<T>>
 struct FieldsCodec;
 
@@ -171,10 +168,13 @@ struct FieldsCodec<T, FieldList<T, M...>> {
     if (seen) return why = "duplicate field \"" + std::string(field.name) + "\"", Outcome::failed;
     seen = true;
     using Member = std::remove_cvref_t<decltype(out.*field.member)>;
-    static_assert(!std::is_const_v<std::remove_reference_t<decltype(out.*field.member)>>,
-                  "batchrpc: a const data member cannot be read from JSON; drop `const`.");
+    constexpr bool is_const = std::is_const_v<std::remove_reference_t<decltype(out.*field.member)>>;
+    if constexpr (is_const) {
+      [[maybe_unused]] struct_field_is_const<T, Member> error;
+    }
+    static_assert(!is_const, "batchrpc: a const data member cannot be read from JSON; drop `const`.");
     if constexpr (!JsonReadable<Member>) {
-      [[maybe_unused]] type_has_no_json_binding_for<Member> error;
+      [[maybe_unused]] struct_field_has_no_json_binding<T, Member> error;
     }
     static_assert(JsonReadable<Member>,
                   "batchrpc: a field's type cannot be read from JSON. Bind it with "
@@ -217,7 +217,14 @@ struct FieldsCodec<T, FieldList<T, M...>> {
   template <class F>
   static void write_field(ResultWriter& w, const F& field, const T& value) {
     const auto& member = value.*field.member;
-    if constexpr (is_std_optional<std::remove_cvref_t<decltype(member)>>) {
+    using Member = std::remove_cvref_t<decltype(member)>;
+    if constexpr (!JsonWritable<Member>) {
+      [[maybe_unused]] struct_field_has_no_json_form<T, Member> error;
+    }
+    static_assert(JsonWritable<Member>,
+                  "batchrpc: a field's type has no JSON form. Bind it with BATCHRPC_FIELDS or "
+                  "BATCHRPC_ENUM, or specialise rpc::JsonTraits<T> with a write() function.");
+    if constexpr (is_std_optional<Member>) {
       if (!member) return;  // an empty optional is left out, as an absent one is read
     }
     w.key(field.name);

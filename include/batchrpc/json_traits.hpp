@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "config.hpp"
+#include "detail/compile_errors.hpp"
 #include "detail/param_errors.hpp"
 #include "json.hpp"
 #include "result_writer.hpp"
@@ -286,12 +287,6 @@ struct JsonTraits<M> {
     w.end_object();
   }
 };
-
-namespace detail {
-// Incomplete on purpose: the compiler's first line names the type that has no JSON form.
-template <class T>
-struct type_has_no_json_form_for;
-}  // namespace detail
 
 template <class T>
 void ResultWriter::write(const T& value) {

@@ -15,6 +15,7 @@
 
 #include "config.hpp"
 #include "detail/chrono.hpp"
+#include "detail/compile_errors.hpp"
 #include "detail/owns_its_data.hpp"
 #include "error.hpp"
 #include "json.hpp"
@@ -67,7 +68,13 @@ class Reply {
    */
   template <class T>
   [[nodiscard]] T as() const {
+    if constexpr (!JsonReadable<T>) {
+      [[maybe_unused]] detail::type_has_no_json_binding_for<T> error;
+    }
     static_assert(JsonReadable<T>, "batchrpc: Reply::as<T>() needs rpc::JsonTraits<T>::read");
+    if constexpr (!detail::owns_its_data<T>::value) {
+      [[maybe_unused]] detail::type_may_view_a_reply_that_is_gone<T> error;
+    }
     static_assert(detail::owns_its_data<T>::value,
                   "batchrpc: Reply::as<T>() returns a T read from a copy of the result that is "
                   "gone when it returns, so T must own its data (std::string, not "

@@ -27,6 +27,7 @@
 #include "method_options.hpp"
 #include "names.hpp"
 #include "detail/bound_member.hpp"
+#include "detail/compile_errors.hpp"
 #include "detail/inflight.hpp"
 #include "detail/method_table.hpp"
 
@@ -172,6 +173,9 @@ class Router {
    */
   template <class F>
   Router& add_batched(std::string_view name, F&& handler, MethodOptions options = {}) {
+    if constexpr (!std::is_invocable_v<const std::decay_t<F>&, std::span<BatchCall>>) {
+      [[maybe_unused]] detail::batch_handler_is_not_callable_as_const_with_a_span<F> error;
+    }
     static_assert(std::is_invocable_v<const std::decay_t<F>&, std::span<BatchCall>>,
                   "batchrpc: a batch handler is called as const with std::span<rpc::BatchCall>; "
                   "take `std::span<rpc::BatchCall> calls` and drop `mutable`.");

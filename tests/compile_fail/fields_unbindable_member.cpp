@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // A BATCHRPC_FIELDS struct with a member that has no JSON form names that member's type.
-// expect-error: type_has_no_json_form_for<app::Opaque>
-// expect-error: this type has no JSON form
+// expect-error: struct_field_has_no_json_form<app::Reply, app::Opaque>
+// expect-error: a field's type has no JSON form
 #include <batchrpc/router.hpp>
 
 namespace app {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // A BATCHRPC_FIELDS struct read from params with a member that cannot be read names that
 // member's type first.
-// expect-error: type_has_no_json_binding_for<app::Handle>
+// expect-error: struct_field_has_no_json_binding<app::Request, app::Handle>
 // expect-error: a field's type cannot be read from JSON
 #include <batchrpc/router.hpp>
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // A handler with `auto` parameters has no signature to bind params to.
+// expect-error: handler_parameters_cannot_be_seen_for<
 // expect-error: cannot see the handler's parameters
 #include <batchrpc/router.hpp>
 

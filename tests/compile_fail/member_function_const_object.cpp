@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // A non-const member function on a const object is refused by name, first.
+// expect-error: non_const_member_function_on_const_object<int (Counter::*)(int), const Counter>
 // expect-error: the object is const but the member function is not
 #include <batchrpc/router.hpp>
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // A member function's object may not be a temporary: the router would call a dead object.
+// expect-error: member_function_object_is_a_temporary<Calc>
 // expect-error: not a temporary
 #include <batchrpc/router.hpp>
 

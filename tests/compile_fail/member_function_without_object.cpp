@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // A member function passed without its object says how to pass the object.
+// expect-error: member_function_needs_its_object_for<int (Calc::*)(int, int) const>
 // expect-error: a member function needs its object
 #include <batchrpc/router.hpp>
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Handlers may run concurrently and are called as const: a mutable lambda is refused.
+// expect-error: handler_must_be_callable_as_const_for<
 // expect-error: handlers may run on many threads at once
 #include <atomic>
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // rpc::names must give one name per bound parameter (Context& takes none).
+// expect-error: names_given_for_bound_parameters<3, 2>
 // expect-error: must give exactly one name per bound parameter
 #include <batchrpc/router.hpp>
 

@@ -11,6 +11,7 @@
 
 #include "../config.hpp"
 #include "callable_traits.hpp"
+#include "compile_errors.hpp"
 
 namespace rpc::inline BATCHRPC_ABI::detail {
 
@@ -48,7 +49,12 @@ struct member_class<T C::*> {
 // wrapper would be held by address, and that address is the caller's variable, not the object.
 template <class M, class C>
 constexpr void check_object_type() {
-  static_assert(std::is_base_of_v<typename member_class<M>::type, std::remove_cv_t<C>>,
+  using Class = typename member_class<M>::type;
+  constexpr bool ok = std::is_base_of_v<Class, std::remove_cv_t<C>>;
+  if constexpr (!ok) {
+    [[maybe_unused]] object_is_not_of_the_member_functions_class<C, Class> error;
+  }
+  static_assert(ok,
                 "batchrpc: pass the member function's object itself (by reference) or a raw "
                 "pointer to it; for a smart pointer pass `*ptr` or `ptr.get()` and keep it alive "
                 "as long as the router.");
@@ -56,7 +62,11 @@ constexpr void check_object_type() {
 
 template <class M, class C>
 constexpr void check_constness() {
-  static_assert(signature<M>::is_const || !std::is_const_v<C>,
+  constexpr bool ok = signature<M>::is_const || !std::is_const_v<C>;
+  if constexpr (!ok) {
+    [[maybe_unused]] non_const_member_function_on_const_object<M, C> error;
+  }
+  static_assert(ok,
                 "batchrpc: the object is const but the member function is not: declare the member "
                 "function const, or pass a non-const object.");
 }
@@ -71,6 +81,9 @@ auto bind_member(M method, Object&& object) {
     check_constness<M, C>();
     return BoundMember<M, C>(method, object);
   } else {
+    if constexpr (!std::is_lvalue_reference_v<Object>) {
+      [[maybe_unused]] member_function_object_is_a_temporary<Bare> error;
+    }
     static_assert(std::is_lvalue_reference_v<Object>,
                   "batchrpc: pass the member function's object by reference or by pointer, not a "
                   "temporary: the router calls it for as long as it lives.");
