@@ -97,15 +97,24 @@ template <class P>
 inline constexpr bool is_undefaultable_v =
     is_bound_v<P> && is_bindable_v<P> && !std::is_default_constructible_v<stored_t<P>>;
 
-// A bound parameter may not be a mutable lvalue reference: it would refer to a temporary.
 template <class P>
-inline constexpr bool is_mutable_bound_ref_v =
-    is_bound_v<P> && std::is_lvalue_reference_v<P> && !std::is_const_v<std::remove_reference_t<P>>;
-// Context and ResultWriter are taken by reference; Responder by value or const reference.
+inline constexpr bool is_const_lvalue_ref_v =
+    std::is_lvalue_reference_v<P> && std::is_const_v<std::remove_reference_t<P>>;
+template <class P>
+inline constexpr bool is_mutable_lvalue_ref_v =
+    std::is_lvalue_reference_v<P> && !std::is_const_v<std::remove_reference_t<P>>;
+// A bound parameter may not be a mutable lvalue reference: it would refer to a temporary. An
+// rpc::Value is a view into the request, neither copied nor moved: it is taken as const&.
+template <class P>
+inline constexpr bool is_misplaced_bound_ref_v =
+    is_bound_v<P> && (is_value_ref_v<P> ? !is_const_lvalue_ref_v<P> : is_mutable_lvalue_ref_v<P>);
+// Context and ResultWriter are taken by reference; Responder (handed over as a new value) by
+// value or const&; Params (the request's) by value or const&.
 template <class P>
 inline constexpr bool is_misplaced_injected_ref_v =
     ((is_context_v<P> || is_writer_v<P>) && !std::is_lvalue_reference_v<P>) ||
-    (is_responder_v<P> && std::is_lvalue_reference_v<P> && !std::is_const_v<std::remove_reference_t<P>>);
+    (is_responder_v<P> && is_mutable_lvalue_ref_v<P>) ||
+    (is_params_v<P> && std::is_reference_v<P> && !is_const_lvalue_ref_v<P>);
 
 template <class Args>
 struct arg_info;
@@ -119,7 +128,7 @@ struct arg_info<std::tuple<A...>> {
   static constexpr bool takes_params = (false || ... || is_params_v<A>);
   static constexpr bool all_bindable = (!is_unbindable_v<A> && ...);
   static constexpr bool all_default_constructible = (!is_undefaultable_v<A> && ...);
-  static constexpr bool refs_ok = (!is_mutable_bound_ref_v<A> && ...);
+  static constexpr bool refs_ok = (!is_misplaced_bound_ref_v<A> && ...);
   static constexpr bool injected_refs_ok = (!is_misplaced_injected_ref_v<A> && ...);
   using stored = std::tuple<stored_t<A>...>;  // one slot per parameter; injected ones unused
   // Position among bound parameters of C++ parameter I.
@@ -321,10 +330,17 @@ constexpr bool handler_ok() {
   }
 }
 
-// JsonTraits<T>::read can be called but does not return bool.
+// JsonTraits<T> has a read() the library cannot use: one that returns other than bool, or one
+// without the `why` argument. (Not found by taking read's address: the library's container
+// traits have a read() whose constraints fail when the element cannot be read.)
 template <class T>
-concept read_returns_other_than_bool =
-    !JsonReadable<T> && requires(const Value& v, T& out, std::string& why) { JsonTraits<T>::read(v, out, why); };
+concept read_has_wrong_signature =
+    !JsonReadable<T> && (requires(const Value& v, T& out, std::string& why) { JsonTraits<T>::read(v, out, why); } ||
+                         requires(const Value& v, T& out) { JsonTraits<T>::read(v, out); });
+// JsonTraits<T> writes T but has no read(): T can be a result but not a parameter.
+template <class T>
+concept write_without_read =
+    !JsonReadable<T> && requires { &JsonTraits<T>::write; } && !requires { &JsonTraits<T>::read; };
 
 // The first parameter type in the tuple `Args` for which `Bad` holds, or void.
 template <template <class> class Bad, class Args>
@@ -337,7 +353,7 @@ struct unbindable : std::bool_constant<is_unbindable_v<P>> {};
 template <class P>
 struct undefaultable : std::bool_constant<is_undefaultable_v<P>> {};
 template <class P>
-struct mutable_bound_ref : std::bool_constant<is_mutable_bound_ref_v<P>> {};
+struct misplaced_bound_ref : std::bool_constant<is_misplaced_bound_ref_v<P>> {};
 template <class P>
 struct misplaced_injected_ref : std::bool_constant<is_misplaced_injected_ref_v<P>> {};
 
@@ -352,19 +368,27 @@ constexpr void check_signature() {
   // Each offending parameter is looked up only when its check fails: every handler pays else.
   if constexpr (!Info::all_bindable) {
     using Unbindable = bare_t<typename first_param_where<unbindable, Args>::type>;
-    if constexpr (read_returns_other_than_bool<Unbindable>) {
-      [[maybe_unused]] json_traits_read_must_return_bool_for<Unbindable> error;
-      static_assert(!read_returns_other_than_bool<Unbindable>,
-                    "batchrpc: rpc::JsonTraits<T>::read must return bool: "
-                    "`static bool read(const rpc::Value& v, T& out, std::string& why)`, false "
-                    "with a reason in `why` when `v` does not fit.");
+    if constexpr (read_has_wrong_signature<Unbindable>) {
+      [[maybe_unused]] json_traits_read_has_the_wrong_signature_for<Unbindable> error;
+      static_assert(!read_has_wrong_signature<Unbindable>,
+                    "batchrpc: rpc::JsonTraits<T>::read must be `static bool read(const "
+                    "rpc::Value& v, T& out, std::string& why)`, false with a reason in `why` "
+                    "when `v` does not fit.");
+    } else if constexpr (write_without_read<Unbindable>) {
+      [[maybe_unused]] json_traits_has_write_but_no_read_for<Unbindable> error;
+      static_assert(!write_without_read<Unbindable>,
+                    "batchrpc: this type can be a result but not a parameter: its "
+                    "rpc::JsonTraits<T> has no `static bool read(const rpc::Value& v, T& out, "
+                    "std::string& why)`. Add one, or take a type that reads (std::vector for "
+                    "std::span, std::string for const char*).");
     } else {
       [[maybe_unused]] handler_parameter_has_no_json_binding_for<Unbindable> error;
       static_assert(is_bindable_v<Unbindable>,
                     "batchrpc: a handler parameter has no JSON binding. Bind a struct with "
                     "BATCHRPC_FIELDS(Type, field...), an enum with BATCHRPC_ENUM, or specialise "
                     "rpc::JsonTraits<T>; or take a standard type (numbers, strings, containers, "
-                    "std::optional, std::variant), const rpc::Value& or rpc::Json.");
+                    "std::optional, std::variant), const rpc::Value& or rpc::Json. Maps need "
+                    "string keys; a char is not a number here (take std::string or std::int8_t).");
     }
   }
 
@@ -382,22 +406,24 @@ constexpr void check_signature() {
   }
   static_assert(Sig::is_const,
                 "batchrpc: handlers may run on many threads at once and are called as const. "
-                "Drop `mutable` and keep shared state behind a mutex or an atomic.");
+                "Drop `mutable` (or make operator() const) and keep shared state behind a mutex "
+                "or an atomic.");
 
   if constexpr (!Info::refs_ok) {
-    using MutableRef = typename first_param_where<mutable_bound_ref, Args>::type;
-    [[maybe_unused]] bound_parameter_must_not_be_a_mutable_reference_for<MutableRef> error;
+    using Misplaced = typename first_param_where<misplaced_bound_ref, Args>::type;
+    [[maybe_unused]] bound_parameter_passed_the_wrong_way_for<Misplaced> error;
   }
   static_assert(Info::refs_ok,
-                "batchrpc: take bound parameters by value or by const reference, not T&.");
+                "batchrpc: take bound parameters by value or by const reference, not T&, and "
+                "rpc::Value as const rpc::Value&.");
 
   if constexpr (!Info::injected_refs_ok) {
     using Misplaced = typename first_param_where<misplaced_injected_ref, Args>::type;
     [[maybe_unused]] injected_parameter_passed_the_wrong_way_for<Misplaced> error;
   }
   static_assert(Info::injected_refs_ok,
-                "batchrpc: take rpc::Context and rpc::ResultWriter by reference (rpc::Context&) "
-                "and rpc::Responder by value or const&.");
+                "batchrpc: take rpc::Context and rpc::ResultWriter by reference (rpc::Context&), "
+                "and rpc::Responder and rpc::Params by value or const&.");
 
   constexpr bool params_alone = !Info::takes_params || Info::bound_count == 0;
   if constexpr (!params_alone) {
@@ -452,7 +478,7 @@ constexpr bool check_handler() {
                 "router.add(name, &Class::method, object) (object by reference or pointer).");
   static_assert(has_signature<F> || is_member_function_v<F>,
                 "batchrpc: cannot see the handler's parameters. Pass a lambda or function with "
-                "explicit parameter types (no `auto` parameters, no overloaded operator()).");
+                "explicit parameter types (no `auto` parameters, one non-template operator()).");
   if constexpr (has_signature<F>) check_signature<F, N>();
   return true;
 }

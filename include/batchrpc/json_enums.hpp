@@ -117,8 +117,13 @@ struct JsonTraits<E> {
  * writing them throws.
  */
 #define BATCHRPC_ENUM(Type, ...)                                                           \
+  static_assert(::std::is_enum_v<Type>, "batchrpc: BATCHRPC_ENUM binds an enum, and " #Type  \
+                " is not one (bind a struct with BATCHRPC_FIELDS)");                      \
   [[maybe_unused]] constexpr auto batchrpc_enum_names(::rpc::TypeTag<Type>) noexcept {     \
     return ::std::array{BATCHRPC_DETAIL_FOR_EACH(BATCHRPC_DETAIL_ENUMERATOR, Type, __VA_ARGS__)}; \
   }                                                                                        \
   static_assert(::rpc::detail::distinct_enum_names(batchrpc_enum_names(::rpc::TypeTag<Type>{})), \
-                "batchrpc: two enumerators of " #Type " are listed twice")
+                "batchrpc: two enumerators of " #Type " are listed twice");               \
+  static_assert(::rpc::detail::has_enum_names<Type>,                                       \
+                "batchrpc: write BATCHRPC_ENUM(" #Type ", ...) in the namespace that declares " \
+                #Type ": the library cannot find it anywhere else")

@@ -52,6 +52,7 @@ struct FieldList {
 /// member's name.
 template <class T, class M>
 constexpr Field<T, M> field(std::string_view name, M T::*member) noexcept {
+  static_assert(!std::is_function_v<M>, "batchrpc: a field names a data member, not a member function");
   return {name, member};
 }
 
@@ -59,6 +60,7 @@ constexpr Field<T, M> field(std::string_view name, M T::*member) noexcept {
 template <class T, class M, class Base>
   requires(!std::is_same_v<T, Base> && std::is_base_of_v<Base, T>)
 constexpr Field<T, M> field(std::string_view name, M Base::*member) noexcept {
+  static_assert(!std::is_function_v<M>, "batchrpc: a field names a data member, not a member function");
   return {name, member};
 }
 
@@ -251,13 +253,21 @@ bool detail::rejects_at_a_glance(const Value& v, std::string& why) {
 }  // namespace rpc
 
 #define BATCHRPC_DETAIL_FIELD(Type, member) ::rpc::field<Type>(#member, &Type::member)
+// The last check looks the hook up as the library does, by argument-dependent lookup: it fails
+// when the macro is written outside the type's namespace, where the hook would never be found.
 #define BATCHRPC_DETAIL_FIELDS(Type, rules, ...)                                              \
+  static_assert(::std::is_class_v<Type>,                                                      \
+                "batchrpc: BATCHRPC_FIELDS binds a struct or class, and " #Type " is not one " \
+                "(bind an enum with BATCHRPC_ENUM)");                                         \
   [[maybe_unused]] constexpr auto batchrpc_fields(::rpc::TypeTag<Type>) noexcept {            \
     return ::rpc::field_list<Type>(                                                           \
         ::rpc::FieldRules rules __VA_OPT__(, BATCHRPC_DETAIL_FOR_EACH(BATCHRPC_DETAIL_FIELD, Type, __VA_ARGS__))); \
   }                                                                                           \
   static_assert(::rpc::detail::distinct_field_names(batchrpc_fields(::rpc::TypeTag<Type>{})), \
-                "batchrpc: two fields of " #Type " have the same name")
+                "batchrpc: two fields of " #Type " have the same name");                      \
+  static_assert(::rpc::detail::has_fields<Type>,                                              \
+                "batchrpc: write BATCHRPC_FIELDS(" #Type ", ...) in the namespace that declares " \
+                #Type ": the library cannot find it anywhere else")
 
 /**
  * Binds a struct to a JSON object by its data members, for params and results alike:

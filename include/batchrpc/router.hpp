@@ -173,13 +173,16 @@ class Router {
    */
   template <class F>
   Router& add_batched(std::string_view name, F&& handler, MethodOptions options = {}) {
-    if constexpr (!std::is_invocable_v<const std::decay_t<F>&, std::span<BatchCall>>) {
+    constexpr bool callable = std::is_invocable_v<const std::decay_t<F>&, std::span<BatchCall>>;
+    if constexpr (!callable) {
       [[maybe_unused]] detail::batch_handler_is_not_callable_as_const_with_a_span<F> error;
     }
-    static_assert(std::is_invocable_v<const std::decay_t<F>&, std::span<BatchCall>>,
+    static_assert(callable,
                   "batchrpc: a batch handler is called as const with std::span<rpc::BatchCall>; "
                   "take `std::span<rpc::BatchCall> calls` and drop `mutable`.");
-    add_batched_method(name, BatchHandler(std::forward<F>(handler)), std::move(options));
+    if constexpr (callable) {  // else the errors above are the only ones
+      add_batched_method(name, BatchHandler(std::forward<F>(handler)), std::move(options));
+    }
     return *this;
   }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // A bound parameter taken by mutable reference names that parameter's type.
-// expect-error: bound_parameter_must_not_be_a_mutable_reference_for<std::vector<int>&>
+// expect-error: bound_parameter_passed_the_wrong_way_for<std::vector<int>&>
 // expect-error: take bound parameters by value or by const reference
 #include <batchrpc/router.hpp>
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // A JsonTraits whose read returns void is named, and told the signature read must have; not
 // told that the type has no binding at all.
-// expect-error: json_traits_read_must_return_bool_for<Celsius>
-// expect-error: rpc::JsonTraits<T>::read must return bool
+// expect-error: json_traits_read_has_the_wrong_signature_for<Celsius>
+// expect-error: rpc::JsonTraits<T>::read must be `static bool read(
 #include <batchrpc/router.hpp>
 
 #include <string>

@@ -35,11 +35,13 @@ struct handler_must_be_callable_as_const_for;
 template <class Param>
 struct handler_parameter_has_no_json_binding_for;
 template <class Param>
-struct json_traits_read_must_return_bool_for;
+struct json_traits_read_has_the_wrong_signature_for;
+template <class Param>
+struct json_traits_has_write_but_no_read_for;
 template <class Param>
 struct handler_parameter_must_be_default_constructible;
 template <class Param>
-struct bound_parameter_must_not_be_a_mutable_reference_for;
+struct bound_parameter_passed_the_wrong_way_for;
 template <class Param>
 struct injected_parameter_passed_the_wrong_way_for;
 template <class F>
