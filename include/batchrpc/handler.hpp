@@ -311,22 +311,33 @@ class TypedHandler final : public Handler {
   std::array<std::string, N> names_;
 };
 
+// Each condition a handler whose parameters can be seen must meet: check_signature asserts
+// them one by one, each with its message, and handler_ok needs them all.
+template <class F, std::size_t N>
+struct SignatureRules {
+  using Sig = callable_signature<F>;
+  using Args = typename Sig::args;
+  using Info = arg_info<Args>;
+  using R = typename Sig::result;
+  static constexpr bool params_alone = !Info::takes_params || Info::bound_count == 0;
+  static constexpr bool writer_returns_void = !Info::takes_writer || std::is_void_v<R>;
+  static constexpr bool responder_returns_void = !Info::takes_responder || std::is_void_v<R>;
+  static constexpr bool responder_alone = !Info::takes_responder || !Info::takes_writer;
+  static constexpr bool result_writable = std::is_void_v<R> || JsonWritable<std::remove_cvref_t<R>>;
+  static constexpr bool names_fit = N == 0 || N == Info::bound_count;
+  static constexpr bool all = Info::all_bindable && Info::all_default_constructible &&
+                              Sig::is_const && Info::refs_ok && Info::injected_refs_ok &&
+                              params_alone && writer_returns_void && responder_returns_void &&
+                              responder_alone && result_writable && names_fit;
+};
+
 // True when F can be registered with N names; check_handler says why not.
 template <class F, std::size_t N>
 constexpr bool handler_ok() {
-  if constexpr (!has_signature<F>) {
-    return false;
+  if constexpr (has_signature<F>) {
+    return SignatureRules<F, N>::all;
   } else {
-    using Sig = callable_signature<F>;
-    using Info = arg_info<typename Sig::args>;
-    using R = typename Sig::result;
-    return Sig::is_const && Info::all_bindable && Info::all_default_constructible && Info::refs_ok &&
-           Info::injected_refs_ok &&
-           (!Info::takes_params || Info::bound_count == 0) &&
-           (!Info::takes_writer || std::is_void_v<R>) &&
-           (!Info::takes_responder || (std::is_void_v<R> && !Info::takes_writer)) &&
-           (std::is_void_v<R> || JsonWritable<std::remove_cvref_t<R>>) &&
-           (N == 0 || N == Info::bound_count);
+    return false;
   }
 }
 
@@ -360,10 +371,11 @@ struct misplaced_injected_ref : std::bool_constant<is_misplaced_injected_ref_v<P
 // The checks on a handler whose parameters can be seen.
 template <class F, std::size_t N>
 constexpr void check_signature() {
-  using Sig = callable_signature<F>;
-  using Args = typename Sig::args;
-  using Info = arg_info<Args>;
-  using R = typename Sig::result;
+  using Rules = SignatureRules<F, N>;
+  using Sig = typename Rules::Sig;
+  using Args = typename Rules::Args;
+  using Info = typename Rules::Info;
+  using R = typename Rules::R;
   using Result = std::remove_cvref_t<R>;
   // Each offending parameter is looked up only when its check fails: every handler pays else.
   if constexpr (!Info::all_bindable) {
@@ -425,42 +437,41 @@ constexpr void check_signature() {
                 "batchrpc: take rpc::Context and rpc::ResultWriter by reference (rpc::Context&), "
                 "and rpc::Responder and rpc::Params by value or const&.");
 
-  constexpr bool params_alone = !Info::takes_params || Info::bound_count == 0;
-  if constexpr (!params_alone) {
+  if constexpr (!Rules::params_alone) {
     [[maybe_unused]] handler_takes_params_and_bound_parameters_for<F> error;
   }
-  static_assert(params_alone,
+  static_assert(Rules::params_alone,
                 "batchrpc: a handler taking rpc::Params reads all params itself; remove the "
                 "other bound parameters or drop rpc::Params.");
 
-  if constexpr (Info::takes_writer && !std::is_void_v<R>) {
+  if constexpr (!Rules::writer_returns_void) {
     [[maybe_unused]] handler_with_result_writer_must_return_void_not<R> error;
   }
-  static_assert(!Info::takes_writer || std::is_void_v<R>,
+  static_assert(Rules::writer_returns_void,
                 "batchrpc: a handler taking rpc::ResultWriter& writes its result itself and "
                 "must return void.");
 
-  if constexpr (Info::takes_responder && !std::is_void_v<R>) {
+  if constexpr (!Rules::responder_returns_void) {
     [[maybe_unused]] handler_with_responder_must_return_void_not<R> error;
-  } else if constexpr (Info::takes_responder && Info::takes_writer) {
+  } else if constexpr (!Rules::responder_alone) {
     [[maybe_unused]] handler_takes_both_responder_and_result_writer_for<F> error;
   }
-  static_assert(!Info::takes_responder || (std::is_void_v<R> && !Info::takes_writer),
+  static_assert(Rules::responder_returns_void && Rules::responder_alone,
                 "batchrpc: a handler taking rpc::Responder answers through it: return void "
                 "and do not also take rpc::ResultWriter&.");
 
-  if constexpr (!std::is_void_v<R> && !JsonWritable<Result>) {
+  if constexpr (!Rules::result_writable) {
     [[maybe_unused]] handler_result_has_no_json_form_for<Result> error;
   }
-  static_assert(std::is_void_v<R> || JsonWritable<Result>,
+  static_assert(Rules::result_writable,
                 "batchrpc: the handler's return type has no JSON form. Bind a struct with "
                 "BATCHRPC_FIELDS(Type, field...), an enum with BATCHRPC_ENUM, or specialise "
                 "rpc::JsonTraits<T>; or return a standard type, rpc::Json or void.");
 
-  if constexpr (N != 0 && N != Info::bound_count) {
+  if constexpr (!Rules::names_fit) {
     [[maybe_unused]] names_given_for_bound_parameters<N, Info::bound_count> error;
   }
-  static_assert(N == 0 || N == Info::bound_count,
+  static_assert(Rules::names_fit,
                 "batchrpc: rpc::names(...) must give exactly one name per bound parameter "
                 "(rpc::Context& and rpc::ResultWriter& take no name).");
 }
