@@ -48,11 +48,23 @@ struct FieldList {
   FieldRules rules;
 };
 
+namespace detail {
+// `Class::*member` names a data member of type M, as a field must.
+template <class Class, class M>
+constexpr void check_field_member() {
+  if constexpr (std::is_function_v<M>) {
+    [[maybe_unused]] field_names_a_member_function<M Class::*> error;
+  }
+  static_assert(!std::is_function_v<M>,
+                "batchrpc: rpc::field names a data member (&Type::member), not a member function.");
+}
+}  // namespace detail
+
 /// `rpc::field("inputSchema", &Tool::input_schema)`: a field whose JSON name differs from its
 /// member's name.
 template <class T, class M>
 constexpr Field<T, M> field(std::string_view name, M T::*member) noexcept {
-  static_assert(!std::is_function_v<M>, "batchrpc: a field names a data member, not a member function");
+  detail::check_field_member<T, M>();
   return {name, member};
 }
 
@@ -60,7 +72,7 @@ constexpr Field<T, M> field(std::string_view name, M T::*member) noexcept {
 template <class T, class M, class Base>
   requires(!std::is_same_v<T, Base> && std::is_base_of_v<Base, T>)
 constexpr Field<T, M> field(std::string_view name, M Base::*member) noexcept {
-  static_assert(!std::is_function_v<M>, "batchrpc: a field names a data member, not a member function");
+  detail::check_field_member<Base, M>();
   return {name, member};
 }
 
@@ -232,6 +244,16 @@ struct FieldsCodec<T, FieldList<T, M...>> {
     w.key(field.name);
     w.write(member);
   }
+};
+
+// A list with a member function among its fields, which rpc::field has refused already: reads
+// and writes nothing, so that refusal is the only error.
+template <class T, class... M>
+  requires(std::is_function_v<M> || ...)
+struct FieldsCodec<T, FieldList<T, M...>> {
+  static bool read(const Value&, T&, std::string&) { return false; }
+  static bool rejects_at_a_glance(const Value&, std::string&) { return true; }
+  static void write(ResultWriter&, const T&) {}
 };
 }  // namespace detail
 

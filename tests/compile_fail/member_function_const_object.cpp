@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
-// A non-const member function on a const object is refused by name, first.
+// A non-const member function on a const object is refused by name, and nothing follows from
+// the call the router would make.
 // expect-error: non_const_member_function_on_const_object<int (Counter::*)(int), const Counter>
 // expect-error: the object is const but the member function is not
+// reject-output: invoke
 #include <batchrpc/router.hpp>
 
 struct Counter {

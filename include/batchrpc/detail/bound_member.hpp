@@ -2,6 +2,7 @@
 // A member function bound to its object, as a handler: `router.add("add", &Calc::add, calc)`.
 #pragma once
 
+#include <exception>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -28,7 +29,13 @@ class BoundMember<M, C, std::tuple<A...>, R> {
   BoundMember(M method, C* object) : method_(method), object_(object) {
     if (object == nullptr) throw std::invalid_argument("batchrpc: a member function's object is null");
   }
-  R operator()(A... args) const { return std::invoke(method_, *object_, std::forward<A>(args)...); }
+  R operator()(A... args) const {
+    if constexpr (std::is_invocable_v<M, C&, A...>) {
+      return std::invoke(method_, *object_, std::forward<A>(args)...);
+    } else {
+      std::terminate();  // never runs: bind_member has refused this object at compile time
+    }
+  }
 
  private:
   M method_;

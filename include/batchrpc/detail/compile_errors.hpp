@@ -78,6 +78,8 @@ template <class Struct, class FieldType>
 struct struct_field_has_no_json_form;
 template <class Struct, class FieldType>
 struct struct_field_is_const;
+template <class MemberPointer>
+struct field_names_a_member_function;
 
 // The client side: params written, results read.
 template <class Name>
