@@ -108,7 +108,12 @@ template <class... T>
 [[nodiscard]] Json positional(const T&... values) {
   if constexpr (!(JsonWritable<detail::ParamType<T>> && ...)) {
     using Unwritable = detail::ParamType<typename detail::first_type_where<detail::has_no_json_form, T...>::type>;
-    [[maybe_unused]] detail::type_has_no_json_form_for<Unwritable> error;
+    using Part = detail::unwritable_part_t<Unwritable>;
+    if constexpr (std::is_same_v<Part, Unwritable>) {
+      [[maybe_unused]] detail::type_has_no_json_form_for<Part> error;
+    } else {
+      [[maybe_unused]] detail::type_has_no_json_form_for<Part, Unwritable> error;
+    }
   }
   static_assert((JsonWritable<detail::ParamType<T>> && ...),
                 "batchrpc: rpc::positional takes values with a JSON form: numbers, strings, "
@@ -314,7 +319,12 @@ class Replies {
   template <class T>
   [[nodiscard]] T result(std::int64_t id) const& {
     if constexpr (!JsonReadable<T>) {
-      [[maybe_unused]] detail::type_has_no_json_binding_for<T> error;
+      using Part = detail::unreadable_part_t<T>;
+      if constexpr (std::is_same_v<Part, T>) {
+        [[maybe_unused]] detail::type_has_no_json_binding_for<Part> error;
+      } else {
+        [[maybe_unused]] detail::type_has_no_json_binding_for<Part, T> error;
+      }
     }
     static_assert(JsonReadable<T>,
                   "batchrpc: result<T>() needs rpc::JsonTraits<T>::read. Use a number, a string, a "

@@ -380,21 +380,35 @@ constexpr void check_signature() {
   // Each offending parameter is looked up only when its check fails: every handler pays else.
   if constexpr (!Info::all_bindable) {
     using Unbindable = bare_t<typename first_param_where<unbindable, Args>::type>;
-    if constexpr (read_has_wrong_signature<Unbindable>) {
-      [[maybe_unused]] json_traits_read_has_the_wrong_signature_for<Unbindable> error;
-      static_assert(!read_has_wrong_signature<Unbindable>,
+    using Part = unreadable_part_t<Unbindable>;
+    constexpr bool whole = std::is_same_v<Part, Unbindable>;
+    if constexpr (read_has_wrong_signature<Part>) {
+      if constexpr (whole) {
+        [[maybe_unused]] json_traits_read_has_the_wrong_signature_for<Part> error;
+      } else {
+        [[maybe_unused]] json_traits_read_has_the_wrong_signature_for<Part, Unbindable> error;
+      }
+      static_assert(!read_has_wrong_signature<Part>,
                     "batchrpc: rpc::JsonTraits<T>::read must be `static bool read(const "
                     "rpc::Value& v, T& out, std::string& why)`, false with a reason in `why` "
                     "when `v` does not fit.");
-    } else if constexpr (write_without_read<Unbindable>) {
-      [[maybe_unused]] json_traits_has_write_but_no_read_for<Unbindable> error;
-      static_assert(!write_without_read<Unbindable>,
+    } else if constexpr (write_without_read<Part>) {
+      if constexpr (whole) {
+        [[maybe_unused]] json_traits_has_write_but_no_read_for<Part> error;
+      } else {
+        [[maybe_unused]] json_traits_has_write_but_no_read_for<Part, Unbindable> error;
+      }
+      static_assert(!write_without_read<Part>,
                     "batchrpc: this type can be a result but not a parameter: its "
                     "rpc::JsonTraits<T> has no `static bool read(const rpc::Value& v, T& out, "
                     "std::string& why)`. Add one, or take a type that reads (std::vector for "
                     "std::span, std::string for const char*).");
     } else {
-      [[maybe_unused]] handler_parameter_has_no_json_binding_for<Unbindable> error;
+      if constexpr (whole) {
+        [[maybe_unused]] handler_parameter_has_no_json_binding_for<Part> error;
+      } else {
+        [[maybe_unused]] handler_parameter_has_no_json_binding_for<Part, Unbindable> error;
+      }
       static_assert(is_bindable_v<Unbindable>,
                     "batchrpc: a handler parameter has no JSON binding. Bind a struct with "
                     "BATCHRPC_FIELDS(Type, field...), an enum with BATCHRPC_ENUM, or specialise "
@@ -461,7 +475,12 @@ constexpr void check_signature() {
                 "and do not also take rpc::ResultWriter&.");
 
   if constexpr (!Rules::result_writable) {
-    [[maybe_unused]] handler_result_has_no_json_form_for<Result> error;
+    using Part = unwritable_part_t<Result>;
+    if constexpr (std::is_same_v<Part, Result>) {
+      [[maybe_unused]] handler_result_has_no_json_form_for<Part> error;
+    } else {
+      [[maybe_unused]] handler_result_has_no_json_form_for<Part, Result> error;
+    }
   }
   static_assert(Rules::result_writable,
                 "batchrpc: the handler's return type has no JSON form. Bind a struct with "

@@ -188,7 +188,12 @@ struct FieldsCodec<T, FieldList<T, M...>> {
     }
     static_assert(!is_const, "batchrpc: a const data member cannot be read from JSON; drop `const`.");
     if constexpr (!JsonReadable<Member>) {
-      [[maybe_unused]] struct_field_has_no_json_binding<T, Member> error;
+      using Part = unreadable_part_t<Member>;
+      if constexpr (std::is_same_v<Part, Member>) {
+        [[maybe_unused]] struct_field_has_no_json_binding<T, Part> error;
+      } else {
+        [[maybe_unused]] struct_field_has_no_json_binding<T, Part, Member> error;
+      }
     }
     static_assert(JsonReadable<Member>,
                   "batchrpc: a field's type cannot be read from JSON. Bind it with "
@@ -233,7 +238,12 @@ struct FieldsCodec<T, FieldList<T, M...>> {
     const auto& member = value.*field.member;
     using Member = std::remove_cvref_t<decltype(member)>;
     if constexpr (!JsonWritable<Member>) {
-      [[maybe_unused]] struct_field_has_no_json_form<T, Member> error;
+      using Part = unwritable_part_t<Member>;
+      if constexpr (std::is_same_v<Part, Member>) {
+        [[maybe_unused]] struct_field_has_no_json_form<T, Part> error;
+      } else {
+        [[maybe_unused]] struct_field_has_no_json_form<T, Part, Member> error;
+      }
     }
     static_assert(JsonWritable<Member>,
                   "batchrpc: a field's type has no JSON form. Bind it with BATCHRPC_FIELDS or "

@@ -18,6 +18,7 @@
 
 #include "config.hpp"
 #include "detail/compile_errors.hpp"
+#include "detail/json_parts.hpp"
 #include "detail/param_errors.hpp"
 #include "json.hpp"
 #include "result_writer.hpp"
@@ -64,6 +65,19 @@ concept JsonReadable = requires(const Value& v, T& out, std::string& why) {
 /// Types that can be written as a JSON value.
 template <class T>
 concept JsonWritable = requires(ResultWriter& w, const T& value) { JsonTraits<T>::write(w, value); };
+
+namespace detail {
+template <class T>
+struct json_readable : std::bool_constant<JsonReadable<T>> {};
+template <class T>
+struct json_writable : std::bool_constant<JsonWritable<T>> {};
+// The type a failed check names when `T` does not read (write): the part of T at fault, which
+// is T itself unless T is a standard container of something that does not bind.
+template <class T>
+using unreadable_part_t = typename part_at_fault<json_readable, T>::type;
+template <class T>
+using unwritable_part_t = typename part_at_fault<json_writable, T>::type;
+}  // namespace detail
 
 namespace detail {
 // Sets `why` and returns false: how a read that fails ends.
@@ -291,7 +305,12 @@ struct JsonTraits<M> {
 template <class T>
 void ResultWriter::write(const T& value) {
   if constexpr (!JsonWritable<T>) {
-    [[maybe_unused]] detail::type_has_no_json_form_for<T> error;
+    using Part = detail::unwritable_part_t<T>;
+    if constexpr (std::is_same_v<Part, T>) {
+      [[maybe_unused]] detail::type_has_no_json_form_for<Part> error;
+    } else {
+      [[maybe_unused]] detail::type_has_no_json_form_for<Part, T> error;
+    }
   }
   static_assert(JsonWritable<T>,
                 "batchrpc: this type has no JSON form. Bind a struct with "

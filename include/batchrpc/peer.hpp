@@ -69,7 +69,12 @@ class Reply {
   template <class T>
   [[nodiscard]] T as() const {
     if constexpr (!JsonReadable<T>) {
-      [[maybe_unused]] detail::type_has_no_json_binding_for<T> error;
+      using Part = detail::unreadable_part_t<T>;
+      if constexpr (std::is_same_v<Part, T>) {
+        [[maybe_unused]] detail::type_has_no_json_binding_for<Part> error;
+      } else {
+        [[maybe_unused]] detail::type_has_no_json_binding_for<Part, T> error;
+      }
     }
     static_assert(JsonReadable<T>, "batchrpc: Reply::as<T>() needs rpc::JsonTraits<T>::read");
     if constexpr (!detail::owns_its_data<T>::value) {

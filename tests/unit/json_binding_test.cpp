@@ -409,4 +409,24 @@ TEST_SUITE("json binding") {
           result(R"({"a":{"x":1,"y":2},"b":null})"));
     CHECK(call(router, "echo", R"([{"a":{"x":1}}])") == invalid(R"(member \"a\": missing field \"y\")"));
   }
+
+  TEST_CASE("a compile error names the part of a container that does not bind") {
+    // What the first line of a binding error names (see detail/json_parts.hpp).
+    struct Opaque {};
+    using rpc::detail::unreadable_part_t;
+    using rpc::detail::unwritable_part_t;
+    static_assert(std::is_same_v<unreadable_part_t<Opaque>, Opaque>);
+    static_assert(std::is_same_v<unreadable_part_t<std::vector<std::optional<Opaque>>>, Opaque>);
+    static_assert(
+        std::is_same_v<unreadable_part_t<std::map<std::string, std::set<Opaque>>>, Opaque>);
+    static_assert(
+        std::is_same_v<unreadable_part_t<std::tuple<int, std::vector<char>, Opaque>>, char>);
+    static_assert(
+        std::is_same_v<unreadable_part_t<std::variant<int, std::array<Opaque, 2>>>, Opaque>);
+    // A map without string keys is at fault itself: its parts bind.
+    static_assert(std::is_same_v<unreadable_part_t<std::vector<std::map<int, double>>>,
+                                 std::map<int, double>>);
+    static_assert(std::is_same_v<unwritable_part_t<std::pair<geo::Point, Opaque>>, Opaque>);
+    CHECK(std::is_same_v<unwritable_part_t<std::optional<std::vector<Opaque>>>, Opaque>);
+  }
 }

@@ -4,8 +4,13 @@
 // static_assert. The compiler's first error line is then "`member_function_needs_its_object_for
 // <int (Calc::*)(int, int) const> error` has incomplete type", and the static_assert after it
 // says what to write instead (a static_assert's message cannot name a type). The variable is
-// declared where the check is, not in a helper function, because a function template's body
-// is instantiated later and its error would come after the static_assert's.
+// declared beside its static_assert, in the same function: a function template's body is
+// instantiated later, so a variable declared in another function would give its error after
+// the static_assert's.
+//
+// Where a type does not bind, the first argument is the part of it at fault (json_parts.hpp)
+// and a second, when they differ, the type as written: for a `std::vector<app::Point>`
+// parameter, `handler_parameter_has_no_json_binding_for<app::Point, std::vector<app::Point>>`.
 #pragma once
 
 #include <cstddef>
@@ -32,11 +37,11 @@ template <class F>
 struct handler_parameters_cannot_be_seen_for;
 template <class F>
 struct handler_must_be_callable_as_const_for;
-template <class Param>
+template <class Part, class... Param>
 struct handler_parameter_has_no_json_binding_for;
-template <class Param>
+template <class Part, class... Param>
 struct json_traits_read_has_the_wrong_signature_for;
-template <class Param>
+template <class Part, class... Param>
 struct json_traits_has_write_but_no_read_for;
 template <class Param>
 struct handler_parameter_must_be_default_constructible;
@@ -52,7 +57,7 @@ template <class Result>
 struct handler_with_responder_must_return_void_not;
 template <class F>
 struct handler_takes_both_responder_and_result_writer_for;
-template <class Result>
+template <class Part, class... Result>
 struct handler_result_has_no_json_form_for;
 template <std::size_t Given, std::size_t Bound>
 struct names_given_for_bound_parameters;
@@ -68,13 +73,13 @@ template <class Object>
 struct member_function_object_is_a_temporary;
 
 // Types bound to JSON, and structs bound by their fields.
-template <class T>
+template <class Part, class... T>
 struct type_has_no_json_form_for;
-template <class T>
+template <class Part, class... T>
 struct type_has_no_json_binding_for;
-template <class Struct, class FieldType>
+template <class Struct, class Part, class... FieldType>
 struct struct_field_has_no_json_binding;
-template <class Struct, class FieldType>
+template <class Struct, class Part, class... FieldType>
 struct struct_field_has_no_json_form;
 template <class Struct, class FieldType>
 struct struct_field_is_const;
