@@ -118,12 +118,18 @@ template <class... T>
   static_assert((JsonWritable<detail::ParamType<T>> && ...),
                 "batchrpc: rpc::positional takes values with a JSON form: numbers, strings, "
                 "standard containers, rpc::Json, a struct or enum bound with BATCHRPC_FIELDS or "
-                "BATCHRPC_ENUM, or a type with an rpc::JsonTraits<T>::write specialisation");
-  return detail::write_params([&](ResultWriter& w) {
-    w.start_array();
-    (detail::write_param(w, values), ...);
-    w.end_array();
-  });
+                "BATCHRPC_ENUM, or a type with an rpc::JsonTraits<T>::write specialisation. Maps "
+                "need string keys; a char is not a number here (use std::string or "
+                "std::int8_t).");
+  if constexpr ((JsonWritable<detail::ParamType<T>> && ...)) {  // else no follow-on errors
+    return detail::write_params([&](ResultWriter& w) {
+      w.start_array();
+      (detail::write_param(w, values), ...);
+      w.end_array();
+    });
+  } else {
+    return Json{};
+  }
 }
 
 /**
@@ -329,13 +335,16 @@ class Replies {
     static_assert(JsonReadable<T>,
                   "batchrpc: result<T>() needs rpc::JsonTraits<T>::read. Use a number, a string, a "
                   "standard container, rpc::Json, a struct or enum bound with BATCHRPC_FIELDS or "
-                  "BATCHRPC_ENUM, or specialise rpc::JsonTraits<T> with read()");
+                  "BATCHRPC_ENUM, or specialise rpc::JsonTraits<T> with read(). Maps need "
+                  "string keys; a char is not a number here (use std::string or std::int8_t).");
     const Value& value = result_value(id);
     T out{};
     std::string why;
-    if (!JsonTraits<T>::read(value, out, why)) {
-      throw std::invalid_argument("batchrpc: the result of id " + std::to_string(id) +
-                                  " does not bind: " + why);
+    if constexpr (JsonReadable<T>) {  // else refused above: no follow-on errors
+      if (!JsonTraits<T>::read(value, out, why)) {
+        throw std::invalid_argument("batchrpc: the result of id " + std::to_string(id) +
+                                    " does not bind: " + why);
+      }
     }
     return out;
   }
@@ -344,10 +353,12 @@ class Replies {
   /// those). Anything else may hold a view into the reply, which dies with the temporary.
   template <class T>
   [[nodiscard]] T result(std::int64_t id) const&& {
-    if constexpr (!detail::owns_its_data<T>::value) {
+    // A T that does not bind at all is refused by the call below, by its own name.
+    constexpr bool owns = !JsonReadable<T> || detail::owns_its_data<T>::value;
+    if constexpr (!owns) {
       [[maybe_unused]] detail::type_may_view_a_reply_that_is_gone<T> error;
     }
-    static_assert(detail::owns_its_data<T>::value,
+    static_assert(owns,
                   "batchrpc: result<T>() on a temporary Replies: T may hold views into the reply, "
                   "which is gone at the end of the statement. Keep the Replies in a variable, or "
                   "bind to a type that owns its data (std::string, not std::string_view)");

@@ -485,7 +485,8 @@ constexpr void check_signature() {
   static_assert(Rules::result_writable,
                 "batchrpc: the handler's return type has no JSON form. Bind a struct with "
                 "BATCHRPC_FIELDS(Type, field...), an enum with BATCHRPC_ENUM, or specialise "
-                "rpc::JsonTraits<T>; or return a standard type, rpc::Json or void.");
+                "rpc::JsonTraits<T>; or return a standard type, rpc::Json or void. Maps need "
+                "string keys; a char is not a number here (use std::string or std::int8_t).");
 
   if constexpr (!Rules::names_fit) {
     [[maybe_unused]] names_given_for_bound_parameters<N, Info::bound_count> error;

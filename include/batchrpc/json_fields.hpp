@@ -197,10 +197,16 @@ struct FieldsCodec<T, FieldList<T, M...>> {
     }
     static_assert(JsonReadable<Member>,
                   "batchrpc: a field's type cannot be read from JSON. Bind it with "
-                  "BATCHRPC_FIELDS or BATCHRPC_ENUM, or specialise rpc::JsonTraits<T>.");
-    if (JsonTraits<Member>::read(v, out.*field.member, why)) return Outcome::read;
-    why = detail::at_field(field.name, why);
-    return Outcome::failed;
+                  "BATCHRPC_FIELDS or BATCHRPC_ENUM, or specialise rpc::JsonTraits<T>. Maps "
+                  "need string keys; a char is not a number here (use std::string or "
+                  "std::int8_t).");
+    if constexpr (is_const || !JsonReadable<Member>) {
+      return Outcome::failed;  // refused above: no follow-on errors from reading it
+    } else {
+      if (JsonTraits<Member>::read(v, out.*field.member, why)) return Outcome::read;
+      why = detail::at_field(field.name, why);
+      return Outcome::failed;
+    }
   }
 
   template <std::size_t... I>
@@ -247,12 +253,16 @@ struct FieldsCodec<T, FieldList<T, M...>> {
     }
     static_assert(JsonWritable<Member>,
                   "batchrpc: a field's type has no JSON form. Bind it with BATCHRPC_FIELDS or "
-                  "BATCHRPC_ENUM, or specialise rpc::JsonTraits<T> with a write() function.");
-    if constexpr (is_std_optional<Member>) {
-      if (!member) return;  // an empty optional is left out, as an absent one is read
+                  "BATCHRPC_ENUM, or specialise rpc::JsonTraits<T> with a write() function. "
+                  "Maps need string keys; a char is not a number here (use std::string or "
+                  "std::int8_t).");
+    if constexpr (JsonWritable<Member>) {  // else refused above: no follow-on errors
+      if constexpr (is_std_optional<Member>) {
+        if (!member) return;  // an empty optional is left out, as an absent one is read
+      }
+      w.key(field.name);
+      w.write(member);
     }
-    w.key(field.name);
-    w.write(member);
   }
 };
 

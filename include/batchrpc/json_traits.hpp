@@ -315,8 +315,9 @@ void ResultWriter::write(const T& value) {
   static_assert(JsonWritable<T>,
                 "batchrpc: this type has no JSON form. Bind a struct with "
                 "BATCHRPC_FIELDS(Type, field...), an enum with BATCHRPC_ENUM, or specialise "
-                "rpc::JsonTraits<T> with a write() function.");
-  JsonTraits<T>::write(*this, value);
+                "rpc::JsonTraits<T> with a write() function. Maps need string keys; a char is "
+                "not a number here (use std::string or std::int8_t).");
+  if constexpr (JsonWritable<T>) JsonTraits<T>::write(*this, value);  // else no follow-on errors
 }
 
 /// A `Json` written by `fill` through a ResultWriter, for JSON that no bound type describes:

@@ -77,10 +77,11 @@ class Reply {
       }
     }
     static_assert(JsonReadable<T>, "batchrpc: Reply::as<T>() needs rpc::JsonTraits<T>::read");
-    if constexpr (!detail::owns_its_data<T>::value) {
+    constexpr bool owns = !JsonReadable<T> || detail::owns_its_data<T>::value;  // one error at once
+    if constexpr (!owns) {
       [[maybe_unused]] detail::type_may_view_a_reply_that_is_gone<T> error;
     }
-    static_assert(detail::owns_its_data<T>::value,
+    static_assert(owns,
                   "batchrpc: Reply::as<T>() returns a T read from a copy of the result that is "
                   "gone when it returns, so T must own its data (std::string, not "
                   "std::string_view). Read result() yourself to keep views.");
@@ -89,8 +90,10 @@ class Reply {
     doc.Parse(result_.text().data(), result_.text().size());  // valid: made from a parsed value
     T out{};
     std::string why;
-    if (!JsonTraits<T>::read(doc, out, why)) {
-      throw std::invalid_argument("batchrpc: the client's result does not bind: " + why);
+    if constexpr (JsonReadable<T>) {  // else refused above: no follow-on errors
+      if (!JsonTraits<T>::read(doc, out, why)) {
+        throw std::invalid_argument("batchrpc: the client's result does not bind: " + why);
+      }
     }
     return out;
   }

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
-// A BATCHRPC_FIELDS struct read from params with a const member names the struct and the type.
+// A BATCHRPC_FIELDS struct read from params with a const member names the struct and the type,
+// and nothing follows from reading into it.
 // expect-error: struct_field_is_const<app::Limits, int>
 // expect-error: a const data member cannot be read from JSON
+// reject-output: binding reference
 #include <batchrpc/router.hpp>
 
 namespace app {

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // A BATCHRPC_FIELDS struct read from params with a member that cannot be read names that
-// member's type first.
+// member's type first, and nothing follows from reading it.
 // expect-error: struct_field_has_no_json_binding<app::Request, app::Handle>
 // expect-error: a field's type cannot be read from JSON
+// reject-output: nested name specifier
 #include <batchrpc/router.hpp>
 
 namespace app {

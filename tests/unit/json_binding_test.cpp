@@ -427,6 +427,7 @@ TEST_SUITE("json binding") {
     static_assert(std::is_same_v<unreadable_part_t<std::vector<std::map<int, double>>>,
                                  std::map<int, double>>);
     static_assert(std::is_same_v<unwritable_part_t<std::pair<geo::Point, Opaque>>, Opaque>);
+    static_assert(std::is_same_v<unwritable_part_t<std::span<const Opaque>>, Opaque>);
     CHECK(std::is_same_v<unwritable_part_t<std::optional<std::vector<Opaque>>>, Opaque>);
   }
 }

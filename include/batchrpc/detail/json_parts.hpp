@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -71,6 +72,11 @@ struct json_parts<std::tuple<T...>> {
 template <class... T>
 struct json_parts<std::variant<T...>> {
   using type = type_list<T...>;
+};
+// Written only: a span has no read, whatever its elements.
+template <class T, std::size_t Extent>
+struct json_parts<std::span<T, Extent>> {
+  using type = type_list<std::remove_cv_t<T>>;
 };
 
 // The part of `T` that `Fits` refuses: the part at fault of T's first part that does not fit,
