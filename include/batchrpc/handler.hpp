@@ -92,10 +92,11 @@ inline constexpr bool is_bindable_v =
 // A bound parameter with no JSON binding.
 template <class P>
 inline constexpr bool is_unbindable_v = is_bound_v<P> && !is_bindable_v<P>;
-// A bound, bindable parameter that cannot be default-constructed (it is read into such a value).
+// A bound, bindable parameter that cannot be default-constructed, or holds elements that
+// cannot be: it is read into such a value, and a container's elements likewise.
 template <class P>
 inline constexpr bool is_undefaultable_v =
-    is_bound_v<P> && is_bindable_v<P> && !std::is_default_constructible_v<stored_t<P>>;
+    is_bound_v<P>&& is_bindable_v<P> && !default_readable<stored_t<P>>::value;
 
 template <class P>
 inline constexpr bool is_const_lvalue_ref_v =
@@ -420,12 +421,18 @@ constexpr void check_signature() {
 
   if constexpr (!Info::all_default_constructible) {
     using Undefaultable = bare_t<typename first_param_where<undefaultable, Args>::type>;
-    [[maybe_unused]] handler_parameter_must_be_default_constructible<Undefaultable> error;
+    using Part = typename part_at_fault<default_readable, Undefaultable>::type;
+    if constexpr (std::is_same_v<Part, Undefaultable>) {
+      [[maybe_unused]] handler_parameter_must_be_default_constructible<Part> error;
+    } else {
+      [[maybe_unused]] handler_parameter_must_be_default_constructible<Part, Undefaultable> error;
+    }
   }
   static_assert(Info::all_default_constructible,
-                "batchrpc: a bound parameter's type must be default-constructible: params are "
-                "read into a default-constructed value. Give the type a default constructor "
-                "(an aggregate with default member initialisers has one).");
+                "batchrpc: a bound parameter's type, and each element of it, must be "
+                "default-constructible: params are read into default-constructed values. Give "
+                "the type a default constructor (an aggregate with default member initialisers "
+                "has one).");
 
   if constexpr (!Sig::is_const) {
     [[maybe_unused]] handler_must_be_callable_as_const_for<F> error;

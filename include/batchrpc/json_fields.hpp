@@ -200,7 +200,18 @@ struct FieldsCodec<T, FieldList<T, M...>> {
                   "BATCHRPC_FIELDS or BATCHRPC_ENUM, or specialise rpc::JsonTraits<T>. Maps "
                   "need string keys; a char is not a number here (use std::string or "
                   "std::int8_t).");
-    if constexpr (is_const || !JsonReadable<Member>) {
+    // Checked only of a readable member: one error at a time.
+    constexpr bool elements_ok =
+        !JsonReadable<Member> || parts_default_constructible<Member>::value;
+    if constexpr (!elements_ok) {
+      using Part = typename part_at_fault<default_readable, Member>::type;
+      [[maybe_unused]] struct_field_element_must_be_default_constructible<T, Part, Member> error;
+    }
+    static_assert(elements_ok,
+                  "batchrpc: a field's elements must be default-constructible: each is read into "
+                  "a default-constructed value. Give the element type a default constructor (an "
+                  "aggregate with default member initialisers has one).");
+    if constexpr (is_const || !JsonReadable<Member> || !elements_ok) {
       return Outcome::failed;  // refused above: no follow-on errors from reading it
     } else {
       if (JsonTraits<Member>::read(v, out.*field.member, why)) return Outcome::read;

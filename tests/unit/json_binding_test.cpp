@@ -430,4 +430,22 @@ TEST_SUITE("json binding") {
     static_assert(std::is_same_v<unwritable_part_t<std::span<const Opaque>>, Opaque>);
     CHECK(std::is_same_v<unwritable_part_t<std::optional<std::vector<Opaque>>>, Opaque>);
   }
+
+  TEST_CASE("a read needs every element it makes to be default-constructible") {
+    struct NoDefault {
+      explicit NoDefault(int) {}
+    };
+    using rpc::detail::default_readable;
+    using rpc::detail::parts_default_constructible;
+    using at_fault =
+        rpc::detail::part_at_fault<default_readable, std::vector<std::optional<NoDefault>>>;
+    static_assert(default_readable<std::map<std::string, std::vector<int>>>::value);
+    static_assert(!default_readable<NoDefault>::value);
+    static_assert(!default_readable<std::vector<NoDefault>>::value);
+    static_assert(!default_readable<std::tuple<int, std::set<NoDefault>>>::value);
+    // A field is read in place: only what its read makes must be default-constructible.
+    static_assert(parts_default_constructible<NoDefault>::value);
+    static_assert(!parts_default_constructible<std::optional<NoDefault>>::value);
+    CHECK(std::is_same_v<at_fault::type, NoDefault>);
+  }
 }

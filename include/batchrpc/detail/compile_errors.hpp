@@ -43,7 +43,7 @@ template <class Part, class... Param>
 struct json_traits_read_has_the_wrong_signature_for;
 template <class Part, class... Param>
 struct json_traits_has_write_but_no_read_for;
-template <class Param>
+template <class Part, class... Param>
 struct handler_parameter_must_be_default_constructible;
 template <class Param>
 struct bound_parameter_passed_the_wrong_way_for;
@@ -83,6 +83,8 @@ template <class Struct, class Part, class... FieldType>
 struct struct_field_has_no_json_form;
 template <class Struct, class FieldType>
 struct struct_field_is_const;
+template <class Struct, class Part, class FieldType>
+struct struct_field_element_must_be_default_constructible;
 template <class MemberPointer>
 struct field_names_a_member_function;
 

@@ -91,4 +91,20 @@ struct part_at_fault<Fits, T, type_list<First, Rest...>>
     : std::conditional_t<Fits<First>::value, part_at_fault<Fits, T, type_list<Rest...>>,
                          part_at_fault<Fits, First>> {};
 
+// Whether every value a read of `T` makes can be default-constructed: T's parts and, in turn,
+// theirs (a container's read default-constructs each element, then reads into it). T itself
+// is not asked: a struct's field is read into in place.
+template <class T, class Parts = typename json_parts<T>::type>
+struct parts_default_constructible;
+template <class T, class... P>
+struct parts_default_constructible<T, type_list<P...>>
+    : std::bool_constant<(
+          (std::is_default_constructible_v<P> && parts_default_constructible<P>::value) && ...)> {};
+
+// T, and every value a read of it makes, can be default-constructed: what reading a parameter
+// or a result into a new T needs.
+template <class T>
+struct default_readable : std::bool_constant<std::is_default_constructible_v<T> &&
+                                             parts_default_constructible<T>::value> {};
+
 }  // namespace rpc::detail
