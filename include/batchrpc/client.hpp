@@ -17,9 +17,10 @@
 #include <vector>
 
 #include "buffer.hpp"
+#include "config.hpp"
 #include "detail/compile_errors.hpp"
 #include "detail/owns_its_data.hpp"
-#include "config.hpp"
+#include "detail/read_result.hpp"
 #include "error.hpp"
 #include "json.hpp"
 #include "json_traits.hpp"
@@ -109,18 +110,22 @@ template <class... T>
   if constexpr (!(JsonWritable<detail::ParamType<T>> && ...)) {
     using Unwritable = detail::ParamType<typename detail::first_type_where<detail::has_no_json_form, T...>::type>;
     using Part = detail::unwritable_part_t<Unwritable>;
-    if constexpr (std::is_same_v<Part, Unwritable>) {
-      [[maybe_unused]] detail::type_has_no_json_form_for<Part> error;
+    if constexpr (detail::write_misdeclared<Part>) {
+      detail::refuse_misdeclared_write<Part, Unwritable>();
     } else {
-      [[maybe_unused]] detail::type_has_no_json_form_for<Part, Unwritable> error;
+      if constexpr (std::is_same_v<Part, Unwritable>) {
+        [[maybe_unused]] detail::type_has_no_json_form_for<Part> error;
+      } else {
+        [[maybe_unused]] detail::type_has_no_json_form_for<Part, Unwritable> error;
+      }
+      static_assert((JsonWritable<detail::ParamType<T>> && ...),
+                    "batchrpc: rpc::positional takes values with a JSON form: numbers, strings, "
+                    "standard containers, rpc::Json, a struct or enum bound with BATCHRPC_FIELDS or "
+                    "BATCHRPC_ENUM, or a type with an rpc::JsonTraits<T>::write specialisation. Maps "
+                    "need string keys; a char is not a number here (use std::string or "
+                    "std::int8_t).");
     }
   }
-  static_assert((JsonWritable<detail::ParamType<T>> && ...),
-                "batchrpc: rpc::positional takes values with a JSON form: numbers, strings, "
-                "standard containers, rpc::Json, a struct or enum bound with BATCHRPC_FIELDS or "
-                "BATCHRPC_ENUM, or a type with an rpc::JsonTraits<T>::write specialisation. Maps "
-                "need string keys; a char is not a number here (use std::string or "
-                "std::int8_t).");
   if constexpr ((JsonWritable<detail::ParamType<T>> && ...)) {  // else no follow-on errors
     return detail::write_params([&](ResultWriter& w) {
       w.start_array();
@@ -324,44 +329,34 @@ class Replies {
    */
   template <class T>
   [[nodiscard]] T result(std::int64_t id) const& {
-    if constexpr (!JsonReadable<T>) {
-      using Part = detail::unreadable_part_t<T>;
-      if constexpr (std::is_same_v<Part, T>) {
-        [[maybe_unused]] detail::type_has_no_json_binding_for<Part> error;
-      } else {
-        [[maybe_unused]] detail::type_has_no_json_binding_for<Part, T> error;
-      }
-    }
-    static_assert(JsonReadable<T>,
-                  "batchrpc: result<T>() needs rpc::JsonTraits<T>::read. Use a number, a string, a "
-                  "standard container, rpc::Json, a struct or enum bound with BATCHRPC_FIELDS or "
-                  "BATCHRPC_ENUM, or specialise rpc::JsonTraits<T> with read(). Maps need "
-                  "string keys; a char is not a number here (use std::string or std::int8_t).");
-    const Value& value = result_value(id);
-    T out{};
-    std::string why;
-    if constexpr (JsonReadable<T>) {  // else refused above: no follow-on errors
-      if (!JsonTraits<T>::read(value, out, why)) {
-        throw std::invalid_argument("batchrpc: the result of id " + std::to_string(id) +
-                                    " does not bind: " + why);
-      }
-    }
-    return out;
+    return detail::read_result<T>(result_value(id), [id](const std::string& why) {
+      throw std::invalid_argument("batchrpc: the result of id " + std::to_string(id) +
+                                  " does not bind: " + why);
+    });
   }
   /// As above, on a temporary: only for types that own their data (numbers, `bool`,
   /// `std::string`, `rpc::Json`, and `std::optional`, `std::vector` and string-keyed maps of
-  /// those). Anything else may hold a view into the reply, which dies with the temporary.
+  /// those, BATCHRPC_FIELDS structs of those, and types whose rpc::JsonTraits declares
+  /// `static constexpr bool owns_its_data = true;`). Anything else may hold a view into the
+  /// reply, which dies with the temporary.
   template <class T>
   [[nodiscard]] T result(std::int64_t id) const&& {
-    // A T that does not bind at all is refused by the call below, by its own name.
-    constexpr bool owns = !JsonReadable<T> || detail::owns_its_data<T>::value;
+    // A T that cannot be read at all is refused by the call below, by its own name.
+    constexpr bool owns = !detail::readable_result<T> || detail::owns_its_data<T>::value;
     if constexpr (!owns) {
-      [[maybe_unused]] detail::type_may_view_a_reply_that_is_gone<T> error;
+      using Part = detail::viewing_part_t<T>;
+      if constexpr (std::is_same_v<Part, T>) {
+        [[maybe_unused]] detail::type_may_view_a_reply_that_is_gone<Part> error;
+      } else {
+        [[maybe_unused]] detail::type_may_view_a_reply_that_is_gone<Part, T> error;
+      }
     }
     static_assert(owns,
                   "batchrpc: result<T>() on a temporary Replies: T may hold views into the reply, "
                   "which is gone at the end of the statement. Keep the Replies in a variable, or "
-                  "bind to a type that owns its data (std::string, not std::string_view)");
+                  "bind to a type that owns its data (std::string, not std::string_view; a "
+                  "type with its own rpc::JsonTraits<T> that owns its data says so with "
+                  "`static constexpr bool owns_its_data = true;`)");
     return static_cast<const Replies&>(*this).result<T>(id);
   }
 

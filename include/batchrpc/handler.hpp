@@ -342,18 +342,6 @@ constexpr bool handler_ok() {
   }
 }
 
-// JsonTraits<T> has a read() the library cannot use: one that returns other than bool, or one
-// without the `why` argument. (Not found by taking read's address: the library's container
-// traits have a read() whose constraints fail when the element cannot be read.)
-template <class T>
-concept read_has_wrong_signature =
-    !JsonReadable<T> && (requires(const Value& v, T& out, std::string& why) { JsonTraits<T>::read(v, out, why); } ||
-                         requires(const Value& v, T& out) { JsonTraits<T>::read(v, out); });
-// JsonTraits<T> writes T but has no read(): T can be a result but not a parameter.
-template <class T>
-concept write_without_read =
-    !JsonReadable<T> && requires { &JsonTraits<T>::write; } && !requires { &JsonTraits<T>::read; };
-
 // The first parameter type in the tuple `Args` for which `Bad` holds, or void.
 template <template <class> class Bad, class Args>
 struct first_param_where;
@@ -383,27 +371,8 @@ constexpr void check_signature() {
     using Unbindable = bare_t<typename first_param_where<unbindable, Args>::type>;
     using Part = unreadable_part_t<Unbindable>;
     constexpr bool whole = std::is_same_v<Part, Unbindable>;
-    if constexpr (read_has_wrong_signature<Part>) {
-      if constexpr (whole) {
-        [[maybe_unused]] json_traits_read_has_the_wrong_signature_for<Part> error;
-      } else {
-        [[maybe_unused]] json_traits_read_has_the_wrong_signature_for<Part, Unbindable> error;
-      }
-      static_assert(!read_has_wrong_signature<Part>,
-                    "batchrpc: rpc::JsonTraits<T>::read must be `static bool read(const "
-                    "rpc::Value& v, T& out, std::string& why)`, false with a reason in `why` "
-                    "when `v` does not fit.");
-    } else if constexpr (write_without_read<Part>) {
-      if constexpr (whole) {
-        [[maybe_unused]] json_traits_has_write_but_no_read_for<Part> error;
-      } else {
-        [[maybe_unused]] json_traits_has_write_but_no_read_for<Part, Unbindable> error;
-      }
-      static_assert(!write_without_read<Part>,
-                    "batchrpc: this type can be a result but not a parameter: its "
-                    "rpc::JsonTraits<T> has no `static bool read(const rpc::Value& v, T& out, "
-                    "std::string& why)`. Add one, or take a type that reads (std::vector for "
-                    "std::span, std::string for const char*).");
+    if constexpr (read_misdeclared<Part>) {
+      refuse_misdeclared_read<Part, Unbindable>();
     } else {
       if constexpr (whole) {
         [[maybe_unused]] handler_parameter_has_no_json_binding_for<Part> error;
@@ -432,7 +401,7 @@ constexpr void check_signature() {
                 "batchrpc: a bound parameter's type, and each element of it, must be "
                 "default-constructible: params are read into default-constructed values. Give "
                 "the type a default constructor (an aggregate with default member initialisers "
-                "has one).");
+                "has one; a std::unordered_set of a type with no std::hash has none).");
 
   if constexpr (!Sig::is_const) {
     [[maybe_unused]] handler_must_be_callable_as_const_for<F> error;
@@ -483,17 +452,21 @@ constexpr void check_signature() {
 
   if constexpr (!Rules::result_writable) {
     using Part = unwritable_part_t<Result>;
-    if constexpr (std::is_same_v<Part, Result>) {
-      [[maybe_unused]] handler_result_has_no_json_form_for<Part> error;
+    if constexpr (write_misdeclared<Part>) {
+      refuse_misdeclared_write<Part, Result>();
     } else {
-      [[maybe_unused]] handler_result_has_no_json_form_for<Part, Result> error;
+      if constexpr (std::is_same_v<Part, Result>) {
+        [[maybe_unused]] handler_result_has_no_json_form_for<Part> error;
+      } else {
+        [[maybe_unused]] handler_result_has_no_json_form_for<Part, Result> error;
+      }
+      static_assert(Rules::result_writable,
+                    "batchrpc: the handler's return type has no JSON form. Bind a struct with "
+                    "BATCHRPC_FIELDS(Type, field...), an enum with BATCHRPC_ENUM, or specialise "
+                    "rpc::JsonTraits<T>; or return a standard type, rpc::Json or void. Maps need "
+                    "string keys; a char is not a number here (use std::string or std::int8_t).");
     }
   }
-  static_assert(Rules::result_writable,
-                "batchrpc: the handler's return type has no JSON form. Bind a struct with "
-                "BATCHRPC_FIELDS(Type, field...), an enum with BATCHRPC_ENUM, or specialise "
-                "rpc::JsonTraits<T>; or return a standard type, rpc::Json or void. Maps need "
-                "string keys; a char is not a number here (use std::string or std::int8_t).");
 
   if constexpr (!Rules::names_fit) {
     [[maybe_unused]] names_given_for_bound_parameters<N, Info::bound_count> error;

@@ -189,17 +189,21 @@ struct FieldsCodec<T, FieldList<T, M...>> {
     static_assert(!is_const, "batchrpc: a const data member cannot be read from JSON; drop `const`.");
     if constexpr (!JsonReadable<Member>) {
       using Part = unreadable_part_t<Member>;
-      if constexpr (std::is_same_v<Part, Member>) {
-        [[maybe_unused]] struct_field_has_no_json_binding<T, Part> error;
+      if constexpr (read_misdeclared<Part>) {
+        refuse_misdeclared_read<Part, Member>();
       } else {
-        [[maybe_unused]] struct_field_has_no_json_binding<T, Part, Member> error;
+        if constexpr (std::is_same_v<Part, Member>) {
+          [[maybe_unused]] struct_field_has_no_json_binding<T, Part> error;
+        } else {
+          [[maybe_unused]] struct_field_has_no_json_binding<T, Part, Member> error;
+        }
+        static_assert(JsonReadable<Member>,
+                      "batchrpc: a field's type cannot be read from JSON. Bind it with "
+                      "BATCHRPC_FIELDS or BATCHRPC_ENUM, or specialise rpc::JsonTraits<T>. Maps "
+                      "need string keys; a char is not a number here (use std::string or "
+                      "std::int8_t).");
       }
     }
-    static_assert(JsonReadable<Member>,
-                  "batchrpc: a field's type cannot be read from JSON. Bind it with "
-                  "BATCHRPC_FIELDS or BATCHRPC_ENUM, or specialise rpc::JsonTraits<T>. Maps "
-                  "need string keys; a char is not a number here (use std::string or "
-                  "std::int8_t).");
     // Checked only of a readable member: one error at a time.
     constexpr bool elements_ok =
         !JsonReadable<Member> || parts_default_constructible<Member>::value;
@@ -256,17 +260,21 @@ struct FieldsCodec<T, FieldList<T, M...>> {
     using Member = std::remove_cvref_t<decltype(member)>;
     if constexpr (!JsonWritable<Member>) {
       using Part = unwritable_part_t<Member>;
-      if constexpr (std::is_same_v<Part, Member>) {
-        [[maybe_unused]] struct_field_has_no_json_form<T, Part> error;
+      if constexpr (write_misdeclared<Part>) {
+        refuse_misdeclared_write<Part, Member>();
       } else {
-        [[maybe_unused]] struct_field_has_no_json_form<T, Part, Member> error;
+        if constexpr (std::is_same_v<Part, Member>) {
+          [[maybe_unused]] struct_field_has_no_json_form<T, Part> error;
+        } else {
+          [[maybe_unused]] struct_field_has_no_json_form<T, Part, Member> error;
+        }
+        static_assert(JsonWritable<Member>,
+                      "batchrpc: a field's type has no JSON form. Bind it with BATCHRPC_FIELDS or "
+                      "BATCHRPC_ENUM, or specialise rpc::JsonTraits<T> with a write() function. "
+                      "Maps need string keys; a char is not a number here (use std::string or "
+                      "std::int8_t).");
       }
     }
-    static_assert(JsonWritable<Member>,
-                  "batchrpc: a field's type has no JSON form. Bind it with BATCHRPC_FIELDS or "
-                  "BATCHRPC_ENUM, or specialise rpc::JsonTraits<T> with a write() function. "
-                  "Maps need string keys; a char is not a number here (use std::string or "
-                  "std::int8_t).");
     if constexpr (JsonWritable<Member>) {  // else refused above: no follow-on errors
       if constexpr (is_std_optional<Member>) {
         if (!member) return;  // an empty optional is left out, as an absent one is read

@@ -6,7 +6,9 @@
 #pragma once
 
 #include <array>
+#include <concepts>
 #include <cstddef>
+#include <functional>
 #include <set>
 #include <span>
 #include <string>
@@ -33,16 +35,46 @@ void write_elements(ResultWriter& w, const Range& items) {
   w.end_array();
 }
 
+// Whether `Compare` can compare two T. std::less<T> and std::equal_to<T> are declared for any T
+// and fail only inside their bodies, so for them the operator is asked of T itself.
+template <class Compare, class T>
+inline constexpr bool can_compare = std::is_invocable_r_v<bool, const Compare&, const T&, const T&>;
+template <class T>
+inline constexpr bool can_compare<std::less<T>, T> = requires(const T& a, const T& b) {
+  { a < b } -> std::convertible_to<bool>;
+};
+template <class T>
+inline constexpr bool can_compare<std::equal_to<T>, T> = requires(const T& a, const T& b) {
+  { a == b } -> std::convertible_to<bool>;
+};
+
+// Whether a set's elements can be put in it.
+template <class Set>
+inline constexpr bool set_can_insert = true;
+template <class T, class C, class A>
+inline constexpr bool set_can_insert<std::set<T, C, A>> = can_compare<C, T>;
+template <class T, class H, class E, class A>
+inline constexpr bool set_can_insert<std::unordered_set<T, H, E, A>> =
+    std::is_invocable_r_v<std::size_t, const H&, const T&> && can_compare<E, T>;
+
 // Reads a JSON array into a container that `insert`s (sets): duplicates collapse into one.
 template <class Set>
 bool read_into_set(const Value& v, Set& out, std::string& why) {
   using T = typename Set::value_type;
+  if constexpr (!set_can_insert<Set>) {
+    [[maybe_unused]] set_element_has_no_order_or_hash_for<T, Set> error;
+  }
+  static_assert(set_can_insert<Set>,
+                "batchrpc: a set is read by inserting each element, and its comparator cannot "
+                "order this element type (std::set needs operator<), or its hash or equality "
+                "cannot take it (std::unordered_set needs std::hash and operator==). Give the "
+                "type those, or take a std::vector.");
   if (!v.IsArray()) return detail::refuse(why, "expected an array");
   out.clear();
   for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
     T item{};
     if (!JsonTraits<T>::read(v[i], item, why)) return detail::refuse(why, at_element(i, why));
-    out.insert(std::move(item));
+    if constexpr (set_can_insert<Set>) out.insert(std::move(item));  // else no follow-on errors
   }
   return true;
 }

@@ -47,6 +47,11 @@ namespace rpc::inline BATCHRPC_ABI {
  * `std::tuple` (arrays of their exact size), `std::set`, `std::unordered_set` (arrays; repeats
  * collapse), `std::variant` (the first alternative that reads the value), `std::monostate`
  * (`null`) and, for results, `std::span`. Enums without names are their underlying integer.
+ *
+ * A result read with `Reply::as<T>()` or from a temporary `Replies` outlives the JSON it came
+ * from, so T must own its data. The library knows which of its types do; a specialisation
+ * whose T holds no pointer into the JSON says so with `static constexpr bool owns_its_data =
+ * true;`.
  */
 template <class T>
 struct JsonTraits;
@@ -77,6 +82,70 @@ template <class T>
 using unreadable_part_t = typename part_at_fault<json_readable, T>::type;
 template <class T>
 using unwritable_part_t = typename part_at_fault<json_writable, T>::type;
+
+// JsonTraits<T> has a read() the library cannot use: one that is not static, returns other
+// than bool, takes the value other than as `const rpc::Value&`, or has no `why` argument. (A
+// read of the library's own container traits, constrained out because an element does not
+// read, has no address: those are reported by their element.)
+template <class T>
+concept read_has_wrong_signature =
+    !JsonReadable<T> &&
+    (requires { &JsonTraits<T>::read; } ||
+     requires(const Value& v, T& out, std::string& why) { JsonTraits<T>::read(v, out, why); } ||
+     requires(const Value& v, T& out) { JsonTraits<T>::read(v, out); });
+// JsonTraits<T> writes T but has no read(): T can be a result but not a parameter.
+template <class T>
+concept write_without_read = !JsonReadable<T> && requires { &JsonTraits<T>::write; } &&
+                             !requires { &JsonTraits<T>::read; };
+// A JsonTraits<T> that the user wrote, but with no read the library can use.
+template <class T>
+concept read_misdeclared = read_has_wrong_signature<T> || write_without_read<T>;
+// JsonTraits<T> has a write() the library cannot use (not static, or T not taken as const&).
+template <class T>
+concept write_misdeclared = !JsonWritable<T> && requires { &JsonTraits<T>::write; };
+
+// Refuses `Part` (a read_misdeclared part of `Whole`, the type as written) by naming what is
+// wrong with its JsonTraits, not by advising to write one. Every reading site calls this, so
+// the error and its static_assert are declared together here.
+template <class Part, class Whole>
+constexpr void refuse_misdeclared_read() {
+  constexpr bool whole = std::is_same_v<Part, Whole>;
+  if constexpr (read_has_wrong_signature<Part>) {
+    if constexpr (whole) {
+      [[maybe_unused]] json_traits_read_has_the_wrong_signature_for<Part> error;
+    } else {
+      [[maybe_unused]] json_traits_read_has_the_wrong_signature_for<Part, Whole> error;
+    }
+    static_assert(!read_has_wrong_signature<Part>,
+                  "batchrpc: rpc::JsonTraits<T>::read must be `static bool read(const "
+                  "rpc::Value& v, T& out, std::string& why)`, false with a reason in `why` "
+                  "when `v` does not fit.");
+  } else {
+    if constexpr (whole) {
+      [[maybe_unused]] json_traits_has_write_but_no_read_for<Part> error;
+    } else {
+      [[maybe_unused]] json_traits_has_write_but_no_read_for<Part, Whole> error;
+    }
+    static_assert(!write_without_read<Part>,
+                  "batchrpc: this type can be written but not read (a result, not a parameter): "
+                  "its rpc::JsonTraits<T> has no `static bool read(const rpc::Value& v, T& out, "
+                  "std::string& why)`. Add one, or take a type that reads (std::vector for "
+                  "std::span, std::string for const char*).");
+  }
+}
+
+// As refuse_misdeclared_read, for a write_misdeclared part.
+template <class Part, class Whole>
+constexpr void refuse_misdeclared_write() {
+  if constexpr (std::is_same_v<Part, Whole>) {
+    [[maybe_unused]] json_traits_write_has_the_wrong_signature_for<Part> error;
+  } else {
+    [[maybe_unused]] json_traits_write_has_the_wrong_signature_for<Part, Whole> error;
+  }
+  static_assert(!write_misdeclared<Part>,
+                "batchrpc: rpc::JsonTraits<T>::write must be `static void write(rpc::ResultWriter& "
+                "w, const T& value)`.");
+}
 }  // namespace detail
 
 namespace detail {
@@ -306,17 +375,21 @@ template <class T>
 void ResultWriter::write(const T& value) {
   if constexpr (!JsonWritable<T>) {
     using Part = detail::unwritable_part_t<T>;
-    if constexpr (std::is_same_v<Part, T>) {
-      [[maybe_unused]] detail::type_has_no_json_form_for<Part> error;
+    if constexpr (detail::write_misdeclared<Part>) {
+      detail::refuse_misdeclared_write<Part, T>();
     } else {
-      [[maybe_unused]] detail::type_has_no_json_form_for<Part, T> error;
+      if constexpr (std::is_same_v<Part, T>) {
+        [[maybe_unused]] detail::type_has_no_json_form_for<Part> error;
+      } else {
+        [[maybe_unused]] detail::type_has_no_json_form_for<Part, T> error;
+      }
+      static_assert(JsonWritable<T>,
+                    "batchrpc: this type has no JSON form. Bind a struct with "
+                    "BATCHRPC_FIELDS(Type, field...), an enum with BATCHRPC_ENUM, or specialise "
+                    "rpc::JsonTraits<T> with a write() function. Maps need string keys; a char is "
+                    "not a number here (use std::string or std::int8_t).");
     }
   }
-  static_assert(JsonWritable<T>,
-                "batchrpc: this type has no JSON form. Bind a struct with "
-                "BATCHRPC_FIELDS(Type, field...), an enum with BATCHRPC_ENUM, or specialise "
-                "rpc::JsonTraits<T> with a write() function. Maps need string keys; a char is "
-                "not a number here (use std::string or std::int8_t).");
   if constexpr (JsonWritable<T>) JsonTraits<T>::write(*this, value);  // else no follow-on errors
 }
 

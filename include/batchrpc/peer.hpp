@@ -17,6 +17,7 @@
 #include "detail/chrono.hpp"
 #include "detail/compile_errors.hpp"
 #include "detail/owns_its_data.hpp"
+#include "detail/read_result.hpp"
 #include "error.hpp"
 #include "json.hpp"
 #include "json_traits.hpp"
@@ -62,40 +63,36 @@ class Reply {
   [[nodiscard]] const Error* error() const noexcept { return error_ ? &*error_ : nullptr; }
 
   /**
-   * The result, bound with `rpc::JsonTraits<T>::read`.
+   * The result, bound with `rpc::JsonTraits<T>::read`. T must own its data: a standard type
+   * that does, a BATCHRPC_FIELDS struct whose fields do, or a type whose rpc::JsonTraits says
+   * `static constexpr bool owns_its_data = true;`.
    * @throws rpc::Error (the answer's) when the answer is an error; std::invalid_argument when
    *         the result does not bind to `T`.
    */
   template <class T>
   [[nodiscard]] T as() const {
-    if constexpr (!JsonReadable<T>) {
-      using Part = detail::unreadable_part_t<T>;
-      if constexpr (std::is_same_v<Part, T>) {
-        [[maybe_unused]] detail::type_has_no_json_binding_for<Part> error;
-      } else {
-        [[maybe_unused]] detail::type_has_no_json_binding_for<Part, T> error;
-      }
-    }
-    static_assert(JsonReadable<T>, "batchrpc: Reply::as<T>() needs rpc::JsonTraits<T>::read");
-    constexpr bool owns = !JsonReadable<T> || detail::owns_its_data<T>::value;  // one error at once
+    // A T that cannot be read at all is refused by read_result, by its own name.
+    constexpr bool owns = !detail::readable_result<T> || detail::owns_its_data<T>::value;
     if constexpr (!owns) {
-      [[maybe_unused]] detail::type_may_view_a_reply_that_is_gone<T> error;
+      using Part = detail::viewing_part_t<T>;
+      if constexpr (std::is_same_v<Part, T>) {
+        [[maybe_unused]] detail::type_may_view_a_reply_that_is_gone<Part> error;
+      } else {
+        [[maybe_unused]] detail::type_may_view_a_reply_that_is_gone<Part, T> error;
+      }
     }
     static_assert(owns,
                   "batchrpc: Reply::as<T>() returns a T read from a copy of the result that is "
                   "gone when it returns, so T must own its data (std::string, not "
-                  "std::string_view). Read result() yourself to keep views.");
+                  "std::string_view). Read result() yourself to keep views; a type with its own "
+                  "rpc::JsonTraits<T> that owns its data says so with `static constexpr bool "
+                  "owns_its_data = true;`.");
     if (error_) throw *error_;
     rapidjson::Document doc;
     doc.Parse(result_.text().data(), result_.text().size());  // valid: made from a parsed value
-    T out{};
-    std::string why;
-    if constexpr (JsonReadable<T>) {  // else refused above: no follow-on errors
-      if (!JsonTraits<T>::read(doc, out, why)) {
-        throw std::invalid_argument("batchrpc: the client's result does not bind: " + why);
-      }
-    }
-    return out;
+    return detail::read_result<T>(doc, [](const std::string& why) {
+      throw std::invalid_argument("batchrpc: the client's result does not bind: " + why);
+    });
   }
 
  private:

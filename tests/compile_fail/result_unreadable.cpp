@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Replies::result<T>() for a T with no JSON binding names T, and nothing follows from reading it.
 // expect-error: type_has_no_json_binding_for<app::Handle>
-// expect-error: result<T>() needs rpc::JsonTraits<T>::read
+// expect-error: a result read as T needs rpc::JsonTraits<T>::read
 // reject-output: nested name specifier
 #include <batchrpc/client.hpp>
 

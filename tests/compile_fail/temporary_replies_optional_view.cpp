@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // An optional view is refused on a temporary Replies too.
-// expect-error: type_may_view_a_reply_that_is_gone<std::optional<std::basic_string_view<char
+// expect-error: type_may_view_a_reply_that_is_gone<std::basic_string_view<char>, std::optional<std::basic_string_view<char
 // expect-error: T may hold views into the reply
 #include <batchrpc/client.hpp>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // A result that may hold views into the reply is refused on a temporary Replies, whatever
 // container the view hides in; owning types are fine.
-// expect-error: type_may_view_a_reply_that_is_gone<std::vector<std::basic_string_view<char
+// expect-error: type_may_view_a_reply_that_is_gone<std::basic_string_view<char>, std::vector<std::basic_string_view<char
 // expect-error: T may hold views into the reply
 #include <batchrpc/client.hpp>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // A parameter whose JsonTraits only writes is named, and told that it needs a read.
 // expect-error: json_traits_has_write_but_no_read_for<Celsius>
-// expect-error: this type can be a result but not a parameter
+// expect-error: this type can be written but not read (a result, not a parameter)
 #include <batchrpc/router.hpp>
 
 #include <string>

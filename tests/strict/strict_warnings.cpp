@@ -13,6 +13,7 @@
 #endif
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -113,6 +114,14 @@ struct rpc::JsonTraits<strict::Point> {
   rpc::add_builtins(router, {.mcp_cancel = true});
   rpc::Tools tools{router};
   tools.expose("add", {.name = "add_numbers"}).add_batch_tool();
+}
+
+[[maybe_unused]] static std::size_t read_results(const rpc::BatchBuilder& batch, std::string_view text,
+                                                 const rpc::Reply& reply) {
+  const rpc::Replies replies = rpc::correlate(batch, text);
+  return replies.result<std::vector<strict::Point>>(1).size() +
+         rpc::correlate(batch, text).result<std::set<std::int64_t>>(2).size() +
+         reply.as<std::vector<std::string>>().size();
 }
 
 [[maybe_unused]] static void serve(const rpc::Router& router) {

@@ -2,6 +2,7 @@
 // Binding without hand-written JsonTraits: structs by their fields (BATCHRPC_FIELDS), enums by
 // name or number, and the standard containers, read from params and written as results, with
 // the exact replies and error reasons a client sees.
+#include <batchrpc/peer.hpp>
 #include <batchrpc/router.hpp>
 
 #include <doctest/doctest.h>
@@ -94,6 +95,13 @@ constexpr std::array<rpc::EnumName<Status>, 2> batchrpc_enum_names(rpc::TypeTag<
 }
 
 enum Level : char { low = 1, high = 9 };  // no names: a number
+
+// A tree of views: it may not outlive the JSON it was read from.
+struct Outline {
+  std::string_view title;
+  std::vector<Outline> sections;
+};
+BATCHRPC_FIELDS(Outline, title, sections);
 }  // namespace geo
 
 // Variants of recursive structs. Told apart by their fields (Binary has "op", Call has "fn"):
@@ -429,6 +437,37 @@ TEST_SUITE("json binding") {
     static_assert(std::is_same_v<unwritable_part_t<std::pair<geo::Point, Opaque>>, Opaque>);
     static_assert(std::is_same_v<unwritable_part_t<std::span<const Opaque>>, Opaque>);
     CHECK(std::is_same_v<unwritable_part_t<std::optional<std::vector<Opaque>>>, Opaque>);
+  }
+
+  TEST_CASE("a set is read only into a set whose comparator, or hash and equality, take its type") {
+    struct Tag {};
+    struct Order {
+      bool operator()(const Tag&, const Tag&) const { return false; }
+    };
+    struct Hash {
+      std::size_t operator()(const Tag&) const { return 0; }
+    };
+    using rpc::detail::set_can_insert;
+    static_assert(set_can_insert<std::set<int>> && set_can_insert<std::unordered_set<std::string>>);
+    static_assert(!set_can_insert<std::set<Tag>> && !set_can_insert<std::set<Tag, std::less<>>>);
+    static_assert(set_can_insert<std::set<Tag, Order>>);
+    static_assert(!set_can_insert<std::unordered_set<Tag>>);        // no std::hash<Tag>
+    static_assert(!set_can_insert<std::unordered_set<Tag, Hash>>);  // no operator==
+    CHECK(set_can_insert<std::unordered_set<Tag, Hash, Order>>);
+  }
+
+  TEST_CASE("a recursive struct owns its data when its fields do, and reads from a reply") {
+    using rpc::detail::owns_its_data;
+    static_assert(owns_its_data<geo::Node>::value);
+    static_assert(owns_its_data<std::map<std::string, std::vector<geo::Node>>>::value);
+    static_assert(!owns_its_data<geo::Outline>::value);
+    static_assert(!owns_its_data<std::vector<std::string_view>>::value);
+    const rpc::Reply reply{rpc::json(R"({"value":1,"children":[{"value":2,"children":[]}]})")};
+    const auto node = reply.as<geo::Node>();
+    CHECK(node.value == 1);
+    REQUIRE(node.children.size() == 1);
+    CHECK(node.children[0].value == 2);
+    CHECK(node.children[0].children.empty());
   }
 
   TEST_CASE("a read needs every element it makes to be default-constructible") {

@@ -1,25 +1,41 @@
 // SPDX-License-Identifier: MIT
 // Two-way sessions: the server's own notifications and requests to its client (rpc::Peer), and
 // the client's Response objects routed back by id, singly or inside batches.
-#include <batchrpc/batchrpc.hpp>
+#include <doctest/doctest.h>
 
 #include <atomic>
+#include <batchrpc/batchrpc.hpp>
 #include <chrono>
-#include <future>
+#include <cstring>
 #include <deque>
+#include <future>
 #include <mutex>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include <cstring>
-
-#include <doctest/doctest.h>
-
 #include "support/printing.hpp"
 #include "support/wire.hpp"
+
+namespace peer_test {
+// A type with its own JsonTraits, which says it owns its data.
+struct Celsius {
+  double degrees = 0;
+};
+}  // namespace peer_test
+
+template <>
+struct rpc::JsonTraits<peer_test::Celsius> {
+  static constexpr bool owns_its_data = true;
+  static bool read(const rpc::Value& v, peer_test::Celsius& out, std::string& why) {
+    if (!v.IsNumber()) return why = "expected degrees", false;
+    out.degrees = v.GetDouble();
+    return true;
+  }
+};
 
 namespace {
 
@@ -148,6 +164,31 @@ TEST_SUITE("peer: two-way sessions") {
     REQUIRE(two.error() != nullptr);
     CHECK(two.error()->code() == -32603);
     CHECK(two.error()->data().text() == R"({"code":"x"})");
+  }
+
+  TEST_CASE("a client's result that does not bind is std::invalid_argument, saying why") {
+    Attached attached;
+    auto reply = attached.session.peer().request("ask");
+    CHECK(attached.session.handle(response("srv-1", R"(["a","b"])")) == std::nullopt);
+    const rpc::Reply got = reply.get();
+    CHECK(got.as<std::vector<std::string>>() == std::vector<std::string>{"a", "b"});
+    CHECK_THROWS_WITH_AS(
+        (void)got.as<std::vector<int>>(),
+        "batchrpc: the client's result does not bind: element 0: expected an integer",
+        std::invalid_argument);
+  }
+
+  TEST_CASE("Reply::as reads a type with its own JsonTraits that says it owns its data") {
+    Attached attached;
+    auto reply = attached.session.peer().request("ask");
+    CHECK(attached.session.handle(response("srv-1", "[21.5, 0]")) == std::nullopt);
+    const rpc::Reply got = reply.get();
+    const auto read = got.as<std::vector<peer_test::Celsius>>();
+    REQUIRE(read.size() == 2);
+    CHECK(read[0].degrees == 21.5);
+    CHECK_THROWS_WITH_AS((void)got.as<peer_test::Celsius>(),
+                         "batchrpc: the client's result does not bind: expected degrees",
+                         std::invalid_argument);
   }
 
   TEST_CASE("a Response nobody waits for is dropped and reported, never answered") {

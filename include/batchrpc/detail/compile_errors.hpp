@@ -43,6 +43,8 @@ template <class Part, class... Param>
 struct json_traits_read_has_the_wrong_signature_for;
 template <class Part, class... Param>
 struct json_traits_has_write_but_no_read_for;
+template <class Part, class... Whole>
+struct json_traits_write_has_the_wrong_signature_for;
 template <class Part, class... Param>
 struct handler_parameter_must_be_default_constructible;
 template <class Param>
@@ -87,13 +89,17 @@ template <class Struct, class Part, class FieldType>
 struct struct_field_element_must_be_default_constructible;
 template <class MemberPointer>
 struct field_names_a_member_function;
+template <class Element, class Set>
+struct set_element_has_no_order_or_hash_for;
 
 // The client side: params written, results read.
 template <class Name>
 struct param_name_is_not_a_string;
 template <std::size_t ArgumentCount>
 struct named_takes_name_value_pairs_not;
-template <class T>
+template <class Part, class... T>
 struct type_may_view_a_reply_that_is_gone;
+template <class Part, class... Result>
+struct result_type_must_be_default_constructible;
 
 }  // namespace rpc::detail
