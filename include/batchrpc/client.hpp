@@ -19,7 +19,6 @@
 #include "buffer.hpp"
 #include "config.hpp"
 #include "detail/compile_errors.hpp"
-#include "detail/owns_its_data.hpp"
 #include "detail/read_result.hpp"
 #include "error.hpp"
 #include "json.hpp"
@@ -341,22 +340,7 @@ class Replies {
   /// reply, which dies with the temporary.
   template <class T>
   [[nodiscard]] T result(std::int64_t id) const&& {
-    // A T that cannot be read at all is refused by the call below, by its own name.
-    constexpr bool owns = !detail::readable_result<T> || detail::owns_its_data<T>::value;
-    if constexpr (!owns) {
-      using Part = detail::viewing_part_t<T>;
-      if constexpr (std::is_same_v<Part, T>) {
-        [[maybe_unused]] detail::type_may_view_a_reply_that_is_gone<Part> error;
-      } else {
-        [[maybe_unused]] detail::type_may_view_a_reply_that_is_gone<Part, T> error;
-      }
-    }
-    static_assert(owns,
-                  "batchrpc: result<T>() on a temporary Replies: T may hold views into the reply, "
-                  "which is gone at the end of the statement. Keep the Replies in a variable, or "
-                  "bind to a type that owns its data (std::string, not std::string_view; a "
-                  "type with its own rpc::JsonTraits<T> that owns its data says so with "
-                  "`static constexpr bool owns_its_data = true;`)");
+    detail::check_outlives_its_json<T>();
     return static_cast<const Replies&>(*this).result<T>(id);
   }
 

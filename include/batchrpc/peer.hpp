@@ -16,7 +16,6 @@
 #include "config.hpp"
 #include "detail/chrono.hpp"
 #include "detail/compile_errors.hpp"
-#include "detail/owns_its_data.hpp"
 #include "detail/read_result.hpp"
 #include "error.hpp"
 #include "json.hpp"
@@ -71,22 +70,7 @@ class Reply {
    */
   template <class T>
   [[nodiscard]] T as() const {
-    // A T that cannot be read at all is refused by read_result, by its own name.
-    constexpr bool owns = !detail::readable_result<T> || detail::owns_its_data<T>::value;
-    if constexpr (!owns) {
-      using Part = detail::viewing_part_t<T>;
-      if constexpr (std::is_same_v<Part, T>) {
-        [[maybe_unused]] detail::type_may_view_a_reply_that_is_gone<Part> error;
-      } else {
-        [[maybe_unused]] detail::type_may_view_a_reply_that_is_gone<Part, T> error;
-      }
-    }
-    static_assert(owns,
-                  "batchrpc: Reply::as<T>() returns a T read from a copy of the result that is "
-                  "gone when it returns, so T must own its data (std::string, not "
-                  "std::string_view). Read result() yourself to keep views; a type with its own "
-                  "rpc::JsonTraits<T> that owns its data says so with `static constexpr bool "
-                  "owns_its_data = true;`.");
+    detail::check_outlives_its_json<T>();
     if (error_) throw *error_;
     rapidjson::Document doc;
     doc.Parse(result_.text().data(), result_.text().size());  // valid: made from a parsed value

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // An optional view is refused on a temporary Replies too.
 // expect-error: type_may_view_a_reply_that_is_gone<std::basic_string_view<char>, std::optional<std::basic_string_view<char
-// expect-error: T may hold views into the reply
+// expect-error: this result outlives the reply it is read from
 #include <batchrpc/client.hpp>
 
 #include <optional>

@@ -2,7 +2,7 @@
 // A result that may hold views into the reply is refused on a temporary Replies, whatever
 // container the view hides in; owning types are fine.
 // expect-error: type_may_view_a_reply_that_is_gone<std::basic_string_view<char>, std::vector<std::basic_string_view<char
-// expect-error: T may hold views into the reply
+// expect-error: this result outlives the reply it is read from
 #include <batchrpc/client.hpp>
 
 #include <optional>

@@ -13,12 +13,35 @@
 #include "../json_traits.hpp"
 #include "compile_errors.hpp"
 #include "json_parts.hpp"
+#include "owns_its_data.hpp"
 
 namespace rpc::inline BATCHRPC_ABI::detail {
 
 // Whether read_result<T> compiles.
 template <class T>
 inline constexpr bool readable_result = JsonReadable<T> && default_readable<T>::value;
+
+// Refuses a T that may hold views into the JSON it is read from, where the T outlives that JSON
+// (Reply::as<T>, result<T> on a temporary Replies). A T that cannot be read at all is refused
+// by read_result instead, by its own name.
+template <class T>
+constexpr void check_outlives_its_json() {
+  constexpr bool owns = !readable_result<T> || owns_its_data<T>::value;
+  if constexpr (!owns) {
+    using Part = viewing_part_t<T>;
+    if constexpr (std::is_same_v<Part, T>) {
+      [[maybe_unused]] type_may_view_a_reply_that_is_gone<Part> error;
+    } else {
+      [[maybe_unused]] type_may_view_a_reply_that_is_gone<Part, T> error;
+    }
+  }
+  static_assert(owns,
+                "batchrpc: this result outlives the reply it is read from (Reply::as<T>(), or "
+                "result<T>() on a temporary Replies), so T must own its data: std::string, not "
+                "std::string_view. Keep the Replies in a variable, or read Reply::result() "
+                "yourself, to keep views; a type with its own rpc::JsonTraits<T> that owns its "
+                "data says so with `static constexpr bool owns_its_data = true;`.");
+}
 
 // `v` read as a T; `refuse(why)`, which must throw, when it does not fit.
 template <class T, class Refuse>
