@@ -61,11 +61,12 @@ struct JsonTraits;
 template <class T>
 struct TypeTag {};
 
-/// Types that can be bound from a JSON value.
+/// Types that can be bound from a JSON value. A read that could not set `why` (one taking it by
+/// value, as a `std::string_view` or as a const reference) is not one: its reason would be lost.
 template <class T>
 concept JsonReadable = requires(const Value& v, T& out, std::string& why) {
   { JsonTraits<T>::read(v, out, why) } -> std::same_as<bool>;
-};
+} && !requires(const Value& v, T& out) { JsonTraits<T>::read(v, out, std::string{}); };
 
 /// Types that can be written as a JSON value.
 template <class T>
