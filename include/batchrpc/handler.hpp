@@ -96,7 +96,7 @@ inline constexpr bool is_unbindable_v = is_bound_v<P> && !is_bindable_v<P>;
 // cannot be: it is read into such a value, and a container's elements likewise.
 template <class P>
 inline constexpr bool is_undefaultable_v =
-    is_bound_v<P>&& is_bindable_v<P> && !default_readable<stored_t<P>>::value;
+    is_bound_v<P> && is_bindable_v<P> && !default_readable<stored_t<P>>::value;
 
 template <class P>
 inline constexpr bool is_const_lvalue_ref_v =

@@ -1,14 +1,12 @@
 // SPDX-License-Identifier: MIT
 // Two-way sessions: the server's own notifications and requests to its client (rpc::Peer), and
 // the client's Response objects routed back by id, singly or inside batches.
-#include <doctest/doctest.h>
+#include <batchrpc/batchrpc.hpp>
 
 #include <atomic>
-#include <batchrpc/batchrpc.hpp>
 #include <chrono>
-#include <cstring>
-#include <deque>
 #include <future>
+#include <deque>
 #include <mutex>
 #include <optional>
 #include <sstream>
@@ -16,6 +14,10 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <cstring>
+
+#include <doctest/doctest.h>
 
 #include "support/printing.hpp"
 #include "support/wire.hpp"
