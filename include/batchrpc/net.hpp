@@ -69,12 +69,13 @@ class ServerCore;
  * `503` with `Retry-After`, WebSocket close `1013`, a stream one `-32093` error); a connection
  * with `max_in_flight` requests in flight is not read until replies go out.
  *
- * Shutdown (`shutdown()`, or the destructor): listeners close; each connection stops reading
- * and closes once its replies are written (WebSocket: close 1001). After `shutdown_grace`,
- * what is still in flight is cancelled: requests not started yet and those waiting on a
- * `Responder` are answered `-32800`, running handlers see their stop token (what they return
- * is sent), and the server's own requests still waiting for a client (`rpc::Peer::request`)
- * are answered `-32094`. After another `shutdown_grace`, the connections still open are closed. It returns
+ * Shutdown (`shutdown()`, or the destructor): listeners close (a connection accepted as they
+ * do is closed unserved); each connection stops reading and closes once its replies are
+ * written (WebSocket: close 1001). After `shutdown_grace`, what is still in flight is
+ * cancelled: requests not started yet and those waiting on a `Responder` are answered
+ * `-32800`, running handlers see their stop token (what they return is sent), and the
+ * server's own requests still waiting for a client (`rpc::Peer::request`) are answered
+ * `-32094`. After another `shutdown_grace`, the connections still open are closed. It returns
  * when every connection is gone, so it also waits for handlers that ignore their stop token.
  * A second call, on any thread, returns when the first has finished.
  *

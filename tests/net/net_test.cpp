@@ -1073,4 +1073,31 @@ TEST_SUITE("net: defences") {
     CHECK(Clock::now() - start < 1s);  // idle connections do not wait for the grace
     CHECK(idle.closed_by_server());
   }
+
+  // A shutdown may meet a connection anywhere between its accept and its start. Every one must
+  // be closed at once: its socket touched on its own I/O thread only (this test runs under the
+  // thread sanitizer too), none left open until the server is destroyed, none waiting out the
+  // grace for having been registered as the shutdown began.
+  TEST_CASE("connections accepted as the server shuts down are closed at once, on every protocol") {
+    for (int round = 0; round < 40; ++round) {
+      CAPTURE(round);
+      Fixture f({.io_threads = 2, .shutdown_grace = 5s});
+      const int http_port = f.listen();
+      const int lines_port = f.server->listen("127.0.0.1", 0, rpc::net::Protocol::lines);
+      const int framed_port = f.server->listen("127.0.0.1", 0, rpc::net::Protocol::content_length);
+      std::vector<HttpClient> http_clients;
+      std::vector<StreamClient<asio::ip::tcp::socket>> stream_clients;
+      for (int k = 0; k < 2; ++k) {
+        http_clients.emplace_back(f.io, http_port);
+        stream_clients.emplace_back(netclient::connect_tcp(f.io, lines_port), false);
+        stream_clients.emplace_back(netclient::connect_tcp(f.io, framed_port), true);
+      }
+      std::this_thread::sleep_for(round * 25us);  // the shutdown meets the accepts at varied points
+      const auto start = Clock::now();
+      f.server->shutdown();
+      CHECK(Clock::now() - start < 1s);  // nothing was in flight: no grace is waited out
+      for (HttpClient& c : http_clients) CHECK(c.closed_by_server());
+      for (auto& c : stream_clients) CHECK(c.closed_by_server());
+    }
+  }
 }

@@ -70,6 +70,7 @@ class HttpConnection final : public Connection,
         mcp_(mcp) {}
   ~HttpConnection() override { hub_.remove(*this); }
 
+  // On the connection's strand.
   void start() { read_next(); }
 
   void post_drain() override { post([](HttpConnection& c) { c.drain(); }); }
@@ -632,7 +633,8 @@ class HttpConnection final : public Connection,
     return slot;
   }
 
-  // The socket goes to a WebSocket connection; this one ends when its handlers return.
+  // The socket goes to a WebSocket connection; this one ends when its handlers return. Once the
+  // server is closing, the WebSocket connection is dropped unserved, closing the socket.
   void upgrade(Request request) {
     if (!slots_.empty()) {
       respond(http::status::bad_request, "An upgrade must not be pipelined after other requests\n");
@@ -642,8 +644,7 @@ class HttpConnection final : public Connection,
     deadline_.disarm();
     write_deadline_.disarm();
     auto ws = std::make_shared<WebSocketConnection<Stream>>(hub_, std::move(socket_));
-    hub_.add_counted(*ws, ws, !refusing_);
-    ws->start(std::move(request), refusing_);
+    if (hub_.add_counted(*ws, ws, !refusing_)) ws->start(std::move(request), refusing_);
   }
 
   // ---- Writing ----------------------------------------------------------------------------

@@ -95,18 +95,28 @@ class Hub {
     return Admission::drop;
   }
 
-  // Registers a connection `admit` has counted (`served`: it was to be served).
-  void add(Connection& connection, const std::shared_ptr<Connection>& owner, bool served) {
+  // Registers a connection `admit` has counted (`served`: it was to be served). False, and
+  // uncounted, once the server is closing: a shutdown drains only what is registered when it
+  // begins, so one registered later would wait out its grace. The caller drops it unserved.
+  [[nodiscard]] bool add(Connection& connection, const std::shared_ptr<Connection>& owner, bool served) {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (closing_) {
+      (served ? served_ : refusing_) -= 1;
+      return false;
+    }
     open_.emplace(&connection, Entry{owner, served});
+    return true;
   }
 
   // Counts and registers a connection that takes over another's socket (a WebSocket upgraded
-  // from an HTTP connection, which is removed when its last handler returns).
-  void add_counted(Connection& connection, const std::shared_ptr<Connection>& owner, bool served) {
+  // from an HTTP connection, which is removed when its last handler returns). False once the
+  // server is closing, as for add.
+  [[nodiscard]] bool add_counted(Connection& connection, const std::shared_ptr<Connection>& owner, bool served) {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (closing_) return false;
     (served ? served_ : refusing_) += 1;
     open_.emplace(&connection, Entry{owner, served});
+    return true;
   }
 
   // From a connection's destructor.

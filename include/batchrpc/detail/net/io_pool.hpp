@@ -46,12 +46,18 @@ class IoPool {
   }
 
   // Stops every context and joins its thread (the server has closed its connections by then).
-  // Handlers still pending are destroyed with the contexts.
+  // What became ready as the threads stopped then runs here: a socket accepted just then, or
+  // the acceptor's close, would otherwise stay open until the server is destroyed. Handlers
+  // still waiting on I/O are destroyed with the contexts.
   void stop() {
     for (const auto& context : contexts_) context->work.reset();
     for (const auto& context : contexts_) context->io.stop();
     for (std::thread& thread : threads_) thread.join();
     threads_.clear();
+    for (const auto& context : contexts_) {
+      context->io.restart();
+      retry([&io = context->io] { io.poll(); });
+    }
   }
 
  private:
@@ -60,11 +66,15 @@ class IoPool {
     std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work{io.get_executor()};
   };
 
-  // Handlers do not throw but for lack of memory; the thread goes on serving.
   static void run(boost::asio::io_context& io) {
+    retry([&io] { io.run(); });
+  }
+  // Handlers do not throw but for lack of memory; the thread goes on serving.
+  template <class Work>
+  static void retry(Work work) {
     for (;;) {
       try {
-        io.run();
+        work();
         return;
       } catch (...) {
       }

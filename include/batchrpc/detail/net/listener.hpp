@@ -112,7 +112,13 @@ class Listener final : public Listening, public std::enable_shared_from_this<Lis
     if (admission == Hub::Admission::drop) return close_socket(socket);
     const bool served = admission == Hub::Admission::serve;
 #if defined(BATCHRPC_NET_TLS)
-    if (tls_ != nullptr) return handshake(std::move(socket), served);
+    if (tls_ != nullptr) {  // on the connection's strand, as everything that touches its socket
+      const auto strand = socket.get_executor();
+      asio::post(strand, [self = this->shared_from_this(), socket = std::move(socket), served]() mutable {
+        self->handshake(std::move(socket), served);
+      });
+      return;
+    }
 #endif
     open(std::move(socket), served);
   }
@@ -140,23 +146,23 @@ class Listener final : public Listening, public std::enable_shared_from_this<Lis
   }
 #endif
 
+  // Registers the connection, then starts it on its own strand: once registered, a shutdown
+  // may post to that strand at any moment, and its socket must be touched there only (here is
+  // the acceptor's strand, on another thread). One the shutdown came too late to see is
+  // dropped, and its socket closed.
   template <class Stream>
   void open(Stream stream, bool served) {
+    const auto strand = stream.get_executor();
     if (protocol_ == Protocol::http || protocol_ == Protocol::mcp) {
       auto connection =
           std::make_shared<HttpConnection<Stream>>(hub_, std::move(stream), !served, protocol_ == Protocol::mcp);
-      hub_.add(*connection, connection, served);
-      connection->start();
+      if (hub_.add(*connection, connection, served)) asio::post(strand, [connection] { connection->start(); });
       return;
     }
     const Framing framing = protocol_ == Protocol::lines ? Framing::lines : Framing::content_length;
     auto connection = std::make_shared<StreamConnection<Stream>>(hub_, std::move(stream), framing);
-    hub_.add(*connection, connection, served);
-    if (served) {
-      connection->start();
-    } else {
-      connection->refuse();
-    }
+    if (!hub_.add(*connection, connection, served)) return;
+    asio::post(strand, [connection, served] { served ? connection->start() : connection->refuse(); });
   }
 
   IoPool& io_;  // each connection goes to the next of its contexts

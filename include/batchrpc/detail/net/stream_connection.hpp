@@ -42,7 +42,9 @@ class StreamConnection final : public Connection,
         session_(hub.router, hub.session_options) {}
   ~StreamConnection() override { hub_.remove(*this); }
 
+  // On the connection's strand; a shutdown may have closed it first.
   void start() {
+    if (closed_) return;
     const Protocol protocol = framer_.framing() == Framing::lines ? Protocol::lines : Protocol::content_length;
     // Attached before on_session, which may greet the client.
     session_.attach(outbound_to(hub_, this->shared_from_this(), socket_.get_executor(),
@@ -51,7 +53,7 @@ class StreamConnection final : public Connection,
     read_next();
   }
 
-  // A connection past the cap: told why, then closed.
+  // A connection past the cap: told why, then closed. On the connection's strand.
   void refuse() {
     input_ended_ = true;
     send(overloaded_reply("too many connections"));
