@@ -123,7 +123,7 @@ void check(const fz::Report& base, std::string_view where, const fz::Limits& lim
   if (reply) r.reply = *reply;
   const Setup& s = setup();
   fz::check_message(r, limits, reply ? std::optional<std::string_view>(*reply) : std::nullopt,
-                    Rules(s, limits, session));
+                    Rules(s, limits, session), session ? fz::Reader::session : fz::Reader::router);
   if (reply && r.input.find(secret) == std::string_view::npos) {
     r.check(reply->find(secret) == std::string::npos, "exception text reached the client");
   }

@@ -405,28 +405,46 @@ inline Response check_response(const Report& r, const Node& n) {
   return out;
 }
 
-// What a message member is, by the rules of design.md §2 (before any method is looked up).
+// Who reads the message. A Router answers every member. A Session also takes the client's
+// Responses (answers to the session's own requests, design.md §9) and never answers them.
+enum class Reader : unsigned char { router, session };
+
+// What a message member is, by the rules of design.md §2 and §9 (before any method is looked up).
 struct Member {
-  enum class Kind : unsigned char { invalid, notification, request };
+  enum class Kind : unsigned char { invalid, notification, request, response };
   Kind kind = Kind::invalid;
   const Node* id = nullptr;       // for requests
   std::string_view method;        // for requests and notifications
   const Node* params = nullptr;   // nullptr: absent
 };
 
-inline Member classify(const Node& m) {
+inline bool valid_id(const Node& id) {
+  return id.is(Node::Kind::string) || id.is(Node::Kind::number) || id.is(Node::Kind::null);
+}
+
+// A Response object (§5): an id, exactly one of result and error, no method and no params. Other
+// members are ignored, as in a request.
+inline bool is_response(const Node& m) {
+  const Node* id = m.find("id");
+  return id != nullptr && valid_id(*id) && (m.find("result") == nullptr) != (m.find("error") == nullptr) &&
+         m.find("method") == nullptr && m.find("params") == nullptr;
+}
+
+inline Member classify(const Node& m, Reader reader = Reader::router) {
   Member out;
   if (!m.is(Node::Kind::object) || m.has_duplicate_keys()) return out;
   const Node* version = m.find("jsonrpc");
   if (version == nullptr || !version->is(Node::Kind::string) || version->text != "2.0") return out;
+  if (reader == Reader::session && is_response(m)) {
+    out.kind = Member::Kind::response;
+    return out;
+  }
   const Node* method = m.find("method");
   if (method == nullptr || !method->is(Node::Kind::string)) return out;
   const Node* params = m.find("params");
   if (params != nullptr && !params->is(Node::Kind::array) && !params->is(Node::Kind::object)) return out;
   const Node* id = m.find("id");
-  if (id != nullptr && !id->is(Node::Kind::string) && !id->is(Node::Kind::number) && !id->is(Node::Kind::null)) {
-    return out;
-  }
+  if (id != nullptr && !valid_id(*id)) return out;
   out.kind = id == nullptr ? Member::Kind::notification : Member::Kind::request;
   out.id = id;
   out.method = method->text;
@@ -487,11 +505,12 @@ struct MemberCheck {
   virtual void operator()(const Report& r, const Member& m, const Response& resp) const = 0;
 };
 
-// Checks `reply` (nullopt: nothing was sent) for `input` under `limits`: the shape (nothing, a
-// single object, an array) is exactly the one the rules give; a batch reply has one entry per
-// member with an id or invalid, in order, with matching ids; every response is well formed.
+// Checks `reply` (nullopt: nothing was sent) for `input` under `limits`, as `reader` answers it:
+// the shape (nothing, a single object, an array) is exactly the one the rules give; a batch reply
+// has one entry per request or invalid member, in order, with matching ids; every response is
+// well formed.
 inline void check_message(const Report& r, const Limits& limits, std::optional<std::string_view> reply,
-                          const MemberCheck& member_check) {
+                          const MemberCheck& member_check, Reader reader = Reader::router) {
   const std::string_view input = r.input;
   Parsed out;
   if (reply) {
@@ -569,11 +588,11 @@ inline void check_message(const Report& r, const Limits& limits, std::optional<s
     }
     std::vector<std::pair<const Node*, Member>> expected;  // members that must be answered
     for (const Node& element : root.elements) {
-      Member m = classify(element);
-      if (m.kind != Member::Kind::notification) expected.emplace_back(&element, m);
+      Member m = classify(element, reader);
+      if (m.kind != Member::Kind::notification && m.kind != Member::Kind::response) expected.emplace_back(&element, m);
     }
     if (expected.empty()) {
-      r.check(!reply.has_value(), "a batch of notifications only must get no reply");
+      r.check(!reply.has_value(), "a batch of notifications and responses only must get no reply");
       return;
     }
     r.check(reply.has_value(), "a batch with requests got no reply");
@@ -595,8 +614,11 @@ inline void check_message(const Report& r, const Limits& limits, std::optional<s
     }
     return;
   }
-  const Member m = classify(root);
+  const Member m = classify(root, reader);
   switch (m.kind) {
+    case Member::Kind::response:
+      r.check(!reply.has_value(), "a response from the client must get no reply");
+      return;
     case Member::Kind::invalid:
       whole(-32600);
       return;
