@@ -4,9 +4,6 @@
 // Every read gives up after five seconds, so a server that hangs fails the test.
 #pragma once
 
-#include <sys/socket.h>
-#include <sys/time.h>
-
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -24,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace netclient {
 
@@ -34,27 +32,49 @@ namespace websocket = beast::websocket;
 using tcp = asio::ip::tcp;
 using unix_socket = asio::local::stream_protocol;
 
-// Reads on `socket` fail after `timeout` instead of blocking for ever.
-template <class Socket>
-void limit_reads(Socket& socket, std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
-  timeval tv{};
-  tv.tv_sec = static_cast<time_t>(timeout.count() / 1000);
-  tv.tv_usec = static_cast<suseconds_t>((timeout.count() % 1000) * 1000);
-  ::setsockopt(socket.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+// Runs the read that `start(handler)` begins on `stream` and waits for it at most `timeout`;
+// past it, the read is cancelled and `error` is timed_out. The stream's io_context must be one no
+// other thread runs. (Asio's blocking reads cannot time out: after SO_RCVTIMEO's EAGAIN they
+// poll again with no limit. Hence an asynchronous read, run here for a bounded time.)
+template <class Stream, class Start>
+std::size_t read_within(Stream& stream, beast::error_code& error, Start start,
+                        std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+  auto& io = static_cast<asio::io_context&>(asio::query(stream.get_executor(), asio::execution::context));
+  std::optional<std::pair<beast::error_code, std::size_t>> result;
+  start([&result](beast::error_code e, std::size_t n) { result.emplace(e, n); });
+  io.restart();
+  io.run_for(timeout);
+  if (!result) {
+    beast::get_lowest_layer(stream).cancel();
+    io.restart();
+    io.run();  // the cancelled read completes
+    error = asio::error::timed_out;
+    return 0;
+  }
+  error = result->first;
+  return result->second;
 }
 
 inline tcp::socket connect_tcp(asio::io_context& io, int port) {
   tcp::socket socket(io);
   socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)));
-  limit_reads(socket);
   return socket;
 }
 
 inline unix_socket::socket connect_unix(asio::io_context& io, const std::string& path) {
   unix_socket::socket socket(io);
   socket.connect(unix_socket::endpoint(path));
-  limit_reads(socket);
   return socket;
+}
+
+// True when a one-byte read on `stream` ends because the server closed the connection (not a
+// timeout, not a byte).
+template <class Stream>
+bool read_sees_close(Stream& stream) {
+  char byte = 0;
+  beast::error_code error;
+  read_within(stream, error, [&](auto handler) { stream.async_read_some(asio::buffer(&byte, 1), handler); });
+  return error == asio::error::eof || error == asio::error::connection_reset;
 }
 
 using Response = http::response<http::string_body>;
@@ -81,7 +101,7 @@ class HttpClient {
   std::optional<Response> receive() {
     Response response;
     beast::error_code error;
-    http::read(socket_, buffer_, response, error);
+    read_within(socket_, error, [&](auto handler) { http::async_read(socket_, buffer_, response, handler); });
     if (error) return std::nullopt;
     return response;
   }
@@ -92,19 +112,18 @@ class HttpClient {
   }
   void write_raw(std::string_view bytes) { asio::write(socket_, asio::buffer(bytes.data(), bytes.size())); }
   // True when the server has closed the connection (a read sees the end, not a timeout).
-  bool closed_by_server() {
-    char byte = 0;
-    beast::error_code error;
-    socket_.read_some(asio::buffer(&byte, 1), error);
-    return error == asio::error::eof || error == asio::error::connection_reset;
-  }
+  bool closed_by_server() { return read_sees_close(socket_); }
   // Everything the server sends until it closes the connection; nothing when a read timed out.
   std::optional<std::string> read_until_closed() {
     std::string received(static_cast<const char*>(buffer_.data().data()), buffer_.size());
     buffer_.clear();
     char bytes[4096];
     beast::error_code error;
-    while (!error) received.append(bytes, socket_.read_some(asio::buffer(bytes), error));
+    while (!error) {
+      received.append(bytes, read_within(socket_, error, [&](auto handler) {
+                        socket_.async_read_some(asio::buffer(bytes), handler);
+                      }));
+    }
     if (error != asio::error::eof && error != asio::error::connection_reset) return std::nullopt;
     return received;
   }
@@ -137,7 +156,7 @@ class WsClient {
   std::optional<std::string> receive() {
     beast::flat_buffer buffer;
     beast::error_code error;
-    ws_.read(buffer, error);
+    read_within(ws_, error, [&](auto handler) { ws_.async_read(buffer, handler); });
     if (error) return std::nullopt;
     return beast::buffers_to_string(buffer.data());
   }
@@ -176,13 +195,17 @@ class StreamClient {
   std::optional<std::string> receive() {
     beast::error_code error;
     if (!content_length_) {
-      const std::size_t n = asio::read_until(socket_, asio::dynamic_buffer(buffer_), '\n', error);
+      const std::size_t n = read_within(socket_, error, [&](auto handler) {
+        asio::async_read_until(socket_, asio::dynamic_buffer(buffer_), '\n', handler);
+      });
       if (error) return std::nullopt;
       std::string line = buffer_.substr(0, n - 1);
       buffer_.erase(0, n);
       return line;
     }
-    const std::size_t n = asio::read_until(socket_, asio::dynamic_buffer(buffer_), "\r\n\r\n", error);
+    const std::size_t n = read_within(socket_, error, [&](auto handler) {
+      asio::async_read_until(socket_, asio::dynamic_buffer(buffer_), "\r\n\r\n", handler);
+    });
     if (error) return std::nullopt;
     const std::string header = buffer_.substr(0, n);
     buffer_.erase(0, n);
@@ -190,7 +213,9 @@ class StreamClient {
     if (header.rfind(name, 0) != 0) return "<unexpected header: " + header + ">";
     const std::size_t length = std::stoul(header.substr(name.size()));
     if (buffer_.size() < length) {
-      asio::read(socket_, asio::dynamic_buffer(buffer_), asio::transfer_exactly(length - buffer_.size()), error);
+      read_within(socket_, error, [&](auto handler) {
+        asio::async_read(socket_, asio::dynamic_buffer(buffer_), asio::transfer_exactly(length - buffer_.size()), handler);
+      });
       if (error) return std::nullopt;
     }
     std::string body = buffer_.substr(0, length);
@@ -202,11 +227,7 @@ class StreamClient {
     return receive();
   }
   bool closed_by_server() {
-    if (!buffer_.empty()) return false;
-    char byte = 0;
-    beast::error_code error;
-    socket_.read_some(asio::buffer(&byte, 1), error);
-    return error == asio::error::eof || error == asio::error::connection_reset;
+    return buffer_.empty() && read_sees_close(socket_);
   }
 
  private:

@@ -1101,3 +1101,29 @@ TEST_SUITE("net: defences") {
     }
   }
 }
+
+TEST_CASE("net: the test clients' reads end at their timeout, so a server that stays silent fails a test") {
+  asio::io_context io;
+  netclient::tcp::acceptor listener(io, {asio::ip::make_address("127.0.0.1"), 0});
+  netclient::tcp::socket client = netclient::connect_tcp(io, listener.local_endpoint().port());
+  netclient::tcp::socket server = listener.accept();
+  char byte = 0;
+  const auto read_one = [&](boost::beast::error_code& error, std::chrono::milliseconds timeout) {
+    return netclient::read_within(
+        client, error, [&](auto handler) { client.async_read_some(asio::buffer(&byte, 1), handler); }, timeout);
+  };
+
+  boost::beast::error_code error;
+  const auto start = Clock::now();
+  CHECK(read_one(error, 100ms) == 0);
+  CHECK(error == asio::error::timed_out);
+  CHECK(Clock::now() - start < 2s);
+
+  asio::write(server, asio::buffer("x", 1));  // the socket still reads after a timeout
+  CHECK(read_one(error, 5s) == 1);
+  CHECK_FALSE(error);
+  CHECK(byte == 'x');
+
+  server.close();
+  CHECK(netclient::read_sees_close(client));
+}
