@@ -434,7 +434,7 @@ constexpr std::string_view kBadListenAccept = "Accept must allow text/event-stre
 }  // namespace
 
 TEST_SUITE("net: MCP Streamable HTTP") {
-  TEST_CASE("initialize starts a session named by Mcp-Session-Id; later requests need that id") {
+  TEST_CASE("initialize starts a session named by Mcp-Session-Id, and later requests need that id") {
     Fixture f;
     McpConnection client(f.io, f.port);
     const auto init = client.exchange(mcp_post(initialize_request("1")));
@@ -538,7 +538,7 @@ TEST_SUITE("net: MCP Streamable HTTP") {
     CHECK(event_data(reply->body()).size() == 4);
   }
 
-  TEST_CASE("a request of the server's goes out as an event; the client POSTs its Response, 202") {
+  TEST_CASE("a request of the server's goes out as an event, and the client POSTs its Response (202)") {
     Fixture f;
     McpConnection client(f.io, f.port);
     const std::string id = f.initialize(client);
@@ -564,7 +564,7 @@ TEST_SUITE("net: MCP Streamable HTTP") {
     CHECK(next->body() == result("4", R"("on")"));
   }
 
-  TEST_CASE("the GET stream carries the server's messages sent outside any call; one per session") {
+  TEST_CASE("the GET stream carries the server's messages sent outside any call, one per session") {
     Fixture f;
     const std::string id = f.initialize();
     const auto remembered = f.fetch(mcp_post(call("remember", {}, "2"), id));
@@ -617,7 +617,7 @@ TEST_SUITE("net: MCP Streamable HTTP") {
     CHECK(got.result().text() == R"({"roots":[1]})");
   }
 
-  TEST_CASE("a call's messages go on its own response; the session's on its oldest call in progress") {
+  TEST_CASE("a call's messages go on its own response, the session's on its oldest call in progress") {
     Fixture f;
     const std::string id = f.initialize();
     const auto remembered = f.fetch(mcp_post(call("remember_session", {}, "2"), id));
@@ -753,7 +753,7 @@ TEST_SUITE("net: MCP Streamable HTTP") {
     }
   }
 
-  TEST_CASE("path, method, Content-Type and Accept are checked; GET is 405 without a listen stream") {
+  TEST_CASE("path, method, Content-Type and Accept are checked, and GET is 405 without a listen stream") {
     Fixture f;
     check_refusal(f.fetch(make_request(http::verb::post, "/other", post_headers(), initialize_request("1"))), 404,
                   "Not found\n");
@@ -791,7 +791,7 @@ TEST_SUITE("net: MCP Streamable HTTP") {
     CHECK(header(*put_too, "Allow") == "POST, DELETE");
   }
 
-  TEST_CASE("on_session runs at initialize with the POST's headers; when it throws, 403") {
+  TEST_CASE("on_session runs at initialize with the POST's headers, when it throws, 403") {
     struct Seen {
       std::mutex mutex;
       int calls = 0;

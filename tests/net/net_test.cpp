@@ -279,7 +279,7 @@ TEST_CASE("net: the README's MCP server answers over Streamable HTTP, progress f
 }
 
 TEST_SUITE("net: HTTP") {
-  TEST_CASE("a request is answered 200 with the reply and the session's id; a notification 204, no body") {
+  TEST_CASE("a request is answered 200 with the reply and the session's id, a notification 204 with no body") {
     Fixture f;
     HttpClient client(f.io, f.listen());
     const auto reply = client.call(call("add", R"({"a":2,"b":3})", "1"));
@@ -558,7 +558,7 @@ TEST_SUITE("net: HTTP sessions") {
 }
 
 TEST_SUITE("net: WebSocket") {
-  TEST_CASE("each text message is one message; replies come as they complete; notifications get none") {
+  TEST_CASE("each text message is one message, replies come as they complete, and notifications get none") {
     Fixture f;
     WsClient ws(f.io, f.listen());
     CHECK(ws.call(call("add", "[2,2]", "1")) == result("1", "4"));
@@ -763,7 +763,7 @@ TEST_SUITE("net: streams") {
     }
   }
 
-  TEST_CASE("a Unix socket left by an earlier run is replaced; a live server's is not taken") {
+  TEST_CASE("a Unix socket left by an earlier run is replaced, but a live server's is not taken") {
     Fixture f;
     const std::string path = unix_path("taken");
     {
@@ -814,7 +814,7 @@ TEST_SUITE("net: defences") {
     CHECK(waited < 2s);
   }
 
-  TEST_CASE("an idle connection is closed after the idle timeout; one with a request running is not") {
+  TEST_CASE("an idle connection is closed after the idle timeout, but one with a request running is not") {
     Fixture f({.idle_timeout = 300ms});
     const int port = f.listen();
     HttpClient idle(f.io, port);
@@ -947,7 +947,7 @@ TEST_SUITE("net: defences") {
     }
   }
 
-  TEST_CASE("shutdown finishes work in flight within the grace, then closes; later work is cancelled") {
+  TEST_CASE("shutdown finishes work in flight within the grace, then closes, and later work is cancelled") {
     Fixture f({.shutdown_grace = 2s});
     const int port = f.listen();
     const int lines_port = f.server->listen("127.0.0.1", 0, rpc::net::Protocol::lines);

@@ -107,7 +107,7 @@ TEST_SUITE("batch_call") {
           R"([{"jsonrpc":"2.0","id":7,"result":"7"},{"jsonrpc":"2.0","id":8,"result":"8"}])");
   }
 
-  TEST_CASE("a throw answers every call not rejected; other exceptions are -32603, reported once") {
+  TEST_CASE("a throw answers every call not rejected, other exceptions are -32603, reported once") {
     Fixture f;
     CHECK(f.batched.handle("[" + call("fail", "[]", 1) + "," + call("fail", "[]", 2) + "]") ==
           R"([{"jsonrpc":"2.0","id":1,"error":{"code":-32002,"message":"first"}},)"
@@ -118,7 +118,7 @@ TEST_SUITE("batch_call") {
     CHECK(f.exceptions == 1);
   }
 
-  TEST_CASE("nothing written is null; an incomplete result is -32603") {
+  TEST_CASE("nothing written is null, an incomplete result is -32603") {
     Fixture f;
     CHECK(f.batched.handle("[" + call("quiet", "[]", 1) + "," + call("quiet", "[]", 2) + "]") ==
           R"([{"jsonrpc":"2.0","id":1,"result":null},{"jsonrpc":"2.0","id":2,"result":null}])");
@@ -129,7 +129,7 @@ TEST_SUITE("batch_call") {
           R"({"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Internal error"}})");
   }
 
-  TEST_CASE("sessions: gating and cancel-before-start apply first; same replies with an executor") {
+  TEST_CASE("sessions: gating and cancel-before-start apply first, same replies with an executor") {
     Fixture f;
     rpc::add_builtins(f.plain, {.server_name = "t", .server_version = "1"});
     const std::string batch = "[" + call("twice", "[1]", 1) + "," + call("twice", "[2]", 2) + "," +

@@ -93,7 +93,7 @@ TEST_SUITE("client") {
     CHECK(b.requests() == 0);
   }
 
-  TEST_CASE("two or more items make an array; ids count calls only") {
+  TEST_CASE("two or more items make an array, ids count calls only") {
     rpc::BatchBuilder b;
     CHECK(b.call("sum", rpc::positional(1, 2, 4)) == 1);
     b.notify("notify_hello", rpc::positional(7));
@@ -362,7 +362,7 @@ TEST_SUITE("client") {
     CHECK(r.result<std::string>(1) == "a");
   }
 
-  TEST_CASE("an id answered twice is a duplicate; the first response counts") {
+  TEST_CASE("an id answered twice is a duplicate, the first response counts") {
     const rpc::BatchBuilder b = calls(3);
     const rpc::Replies r = rpc::correlate(
         b, R"([{"jsonrpc":"2.0","id":2,"result":"first"},{"jsonrpc":"2.0","id":1,"result":1},)"

@@ -244,7 +244,7 @@ TEST_SUITE("coalesce") {
     });
   }
 
-  TEST_CASE("a message's calls join the queue together; replies stay in request order") {
+  TEST_CASE("a message's calls join the queue together, replies stay in request order") {
     watchdog::must_finish("coalesce: batch", [] {
       Fixture f({.max_wait = 10s});
       HeldFirstGroup held(f);
@@ -328,7 +328,7 @@ TEST_SUITE("coalesce") {
     });
   }
 
-  TEST_CASE("a session that ends while its call is queued answers it; the group runs without it") {
+  TEST_CASE("a session that ends while its call is queued answers it, the group runs without it") {
     watchdog::must_finish("coalesce: session ends", [] {
       Fixture f({.max_wait = 10s});
       HeldFirstGroup held(f);
@@ -348,7 +348,7 @@ TEST_SUITE("coalesce") {
     });
   }
 
-  TEST_CASE("max_group bounds a group; a full queue starts a group beside the running one") {
+  TEST_CASE("max_group bounds a group, a full queue starts a group beside the running one") {
     watchdog::must_finish("coalesce: max_group", [] {
       Fixture f({.max_wait = 10s, .max_quiet = 10s, .max_group = 2, .max_concurrent_groups = 2});
       HeldFirstGroup held(f);

@@ -617,7 +617,7 @@ TEST_SUITE("handler") {
     CHECK(unavailable.message() == "Client unavailable");
   }
 
-  TEST_CASE("other exceptions are -32603 with their text hidden unless exposed; the hook sees each once") {
+  TEST_CASE("other exceptions are -32603 with their text hidden unless exposed, the hook sees each once") {
     SUBCASE("hidden by default") {
       rpc::Router router;
       router.add("fail", []() -> int { throw std::runtime_error("secret detail"); });

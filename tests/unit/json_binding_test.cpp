@@ -256,7 +256,7 @@ TEST_SUITE("json binding") {
           invalid(R"(children: element 0: missing field \"children\")"));
   }
 
-  TEST_CASE("strict structs refuse unknown members; an empty struct is an object") {
+  TEST_CASE("strict structs refuse unknown members, an empty struct is an object") {
     const rpc::Router strict = echo_router<geo::Strict>();
     CHECK(call(strict, "echo", R"([{"a":1}])") == result(R"({"a":1})"));
     CHECK(call(strict, "echo", R"([{"a":1,"b":2}])") == invalid(R"(unknown field \"b\")"));
@@ -338,7 +338,7 @@ TEST_SUITE("json binding") {
     CHECK(call(one, "echo", "[[1,2]]") == invalid("expected an array of 1 element"));
   }
 
-  TEST_CASE("sets are arrays; repeated elements collapse") {
+  TEST_CASE("sets are arrays, repeated elements collapse") {
     const rpc::Router sets = echo_router<std::set<std::string>>();
     CHECK(call(sets, "echo", R"([["b","a","b"]])") == result(R"(["a","b"])"));
     CHECK(call(sets, "echo", R"([["b",1]])") == invalid("element 1: expected a string"));

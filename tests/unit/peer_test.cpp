@@ -123,7 +123,7 @@ TEST_SUITE("peer: two-way sessions") {
     CHECK(wire.taken().empty());
   }
 
-  TEST_CASE("responses inside a batch are taken; the reply holds the requests' entries only") {
+  TEST_CASE("responses inside a batch are taken, the reply holds the requests' entries only") {
     Fixture f;
     Wire wire;
     rpc::Session session{f.router};
@@ -146,7 +146,7 @@ TEST_SUITE("peer: two-way sessions") {
     CHECK(got == std::vector<std::string>{"30", "-1", R"("two")"});
   }
 
-  TEST_CASE("the client's error object comes back as an rpc::Error; a malformed one is reported") {
+  TEST_CASE("the client's error object comes back as an rpc::Error, a malformed one is reported") {
     Fixture f;
     Wire wire;
     rpc::Session session{f.router};
@@ -207,7 +207,7 @@ TEST_SUITE("peer: two-way sessions") {
     CHECK(unmatched == std::vector<std::string>{"srv-1", "srv-9", "5"});
   }
 
-  TEST_CASE("a request with no client to send it to spends no id; a callback needs no params") {
+  TEST_CASE("a request with no client to send it to spends no id, a callback needs no params") {
     Fixture f;
     Wire wire;
     rpc::Session session{f.router};
@@ -270,7 +270,7 @@ TEST_SUITE("peer: two-way sessions") {
     CHECK(session.peer().waiting() == 0);
   }
 
-  TEST_CASE("requests waiting when the connection ends are answered -32094; a kept Peer stays safe") {
+  TEST_CASE("requests waiting when the connection ends are answered -32094, a kept Peer stays safe") {
     Fixture f;
     std::optional<rpc::Peer> kept;
     std::optional<std::string> reply;
@@ -468,7 +468,7 @@ TEST_SUITE("peer: two-way sessions") {
     CHECK(session.handle(secret) == refused);
   }
 
-  TEST_CASE("many threads ask at once; a client answers in batches, in any order, each reply to its caller") {
+  TEST_CASE("many threads ask at once, a client answers in batches, in any order, each reply to its caller") {
     rpc::Router router;
     rpc::Session session{router};
     std::mutex mutex;

@@ -353,7 +353,7 @@ TEST_SUITE("session fast path") {
     CHECK(seen == std::vector<int>{1, 1, 1, 1});
   }
 
-  TEST_CASE("a function passed by name is a completion; a null function pointer is dropped as an empty one") {
+  TEST_CASE("a function passed by name is a completion, a null function pointer is dropped as an empty one") {
     const rpc::Router router = make_router();
     rpc::Session session(router);
     received.clear();

@@ -303,7 +303,7 @@ TEST_SUITE("session lifetime") {
     CHECK(replies.all() == std::vector<std::optional<std::string>>{"[" + result("1", "3") + "," + result("2", "7") + "]"});
   }
 
-  TEST_CASE("the waiting handle() runs members on its own thread; tasks that come round later find none") {
+  TEST_CASE("the waiting handle() runs members on its own thread, tasks that come round later find none") {
     Parking f;
     Delaying delaying;
     rpc::Session session(f.router, {.executor = &delaying});
@@ -512,7 +512,7 @@ TEST_SUITE("session lifetime") {
     CHECK_FALSE(kept->stop_requested());
   }
 
-  TEST_CASE("~Session answers requests whose Responder is kept unanswered; a later answer is refused quietly") {
+  TEST_CASE("~Session answers requests whose Responder is kept unanswered, a later answer is refused quietly") {
     rpc::Router router;
     std::mutex mutex;
     std::vector<rpc::Responder> registry;

@@ -358,7 +358,7 @@ TEST_SUITE("session") {
     CHECK(seconds_since(start) < 0.3);  // one after another would be 0.4 s
   }
 
-  TEST_CASE("cheap methods run inline even with an executor; others on it") {
+  TEST_CASE("cheap methods run inline even with an executor, others on it") {
     Fixture f;
     rpc::ThreadPool pool(2);
     rpc::Session session(f.router, {.executor = &pool});

@@ -447,7 +447,7 @@ TEST_SUITE("stream") {
     CHECK(session.in_flight() == 0);
   }
 
-  TEST_CASE("a writer that throws ends the connection; its exception comes out after the completions") {
+  TEST_CASE("a writer that throws ends the connection, its exception comes out after the completions") {
     std::atomic<int> notes{0};
     rpc::Router router = make_router(notes);
     for (const bool executor : {false, true}) {
@@ -807,7 +807,7 @@ TEST_SUITE("stream") {
         R"({"jsonrpc":"2.0","id":2,"result":"{\"jsonrpc\":\"2.0\",\"id\":9,\"result\":true}\n"})" "\n"});
   }
 
-  TEST_CASE("fds: at most 64 KiB of replies is held; past that they are written at once") {
+  TEST_CASE("fds: at most 64 KiB of replies is held, past that they are written at once") {
     rpc::Router router;
     router.add("text", [](int n) { return std::string(static_cast<std::size_t>(n), 'x'); }, rpc::names("n"),
                {.inline_only = true});

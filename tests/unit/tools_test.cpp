@@ -421,7 +421,7 @@ TEST_SUITE("tools") {
     }
   }
 
-  TEST_CASE("maxOperations: 25 by default, 0 = unlimited; more is -32602 and nothing runs") {
+  TEST_CASE("maxOperations: 25 by default, 0 = unlimited, more is -32602 and nothing runs") {
     Fixture f;
     CHECK(f.router.handle(batch(R"({"operations":)" + repeat("count", 26) + "}")) ==
           invalid(R"j({"param":"operations","reason":"more operations than maxOperations (25)","max":25})j"));
@@ -467,7 +467,7 @@ TEST_SUITE("tools") {
     }
   }
 
-  TEST_CASE("budget: an output that does not fit becomes its notice; a later small one still fits") {
+  TEST_CASE("budget: an output that does not fit becomes its notice, a later small one still fits") {
     Fixture f;
     const std::string n1 = notice(1, "text", "Read it directly.");
     const std::string n2 = notice(2, "text", "Read it directly.");
@@ -514,7 +514,7 @@ TEST_SUITE("tools") {
           content("1", report(true, 2, 2, 0, false, ok("count", "1") + "," + ok("count", "2"), false, 2)));
   }
 
-  TEST_CASE("responseDetail: compact by default; full adds responseDiagnostics") {
+  TEST_CASE("responseDetail: compact by default, full adds responseDiagnostics") {
     Fixture f;
     rpc::Session session(f.router);
     const std::string ops = R"([{"tool":"utf8"},{"tool":"embed"},{"tool":"text","arguments":{"n":2000}},{"tool":"count"}])";
@@ -613,7 +613,7 @@ TEST_SUITE("tools") {
                   true));
   }
 
-  TEST_CASE("a batch inside a batch is refused; an unknown tool fails its operation only") {
+  TEST_CASE("a batch inside a batch is refused, an unknown tool fails its operation only") {
     Fixture f;
     const std::string nested = R"({"tool":"batch","arguments":{"operations":[{"tool":"count"}]}})";
     CHECK(f.router.handle(batch(R"({"operations":[{"tool":"count"},)" + nested + R"(,{"tool":"nope"},{"tool":"count"}]})")) ==
