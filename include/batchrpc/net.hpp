@@ -70,7 +70,7 @@ class ServerCore;
  * with `max_in_flight` requests in flight is not read until replies go out.
  *
  * Shutdown (`shutdown()`, or the destructor): listeners close (a connection accepted as they
- * do is closed unserved); each connection stops reading and closes once its replies are
+ * do, or still in its TLS handshake, is closed unserved); each connection stops reading and closes once its replies are
  * written (WebSocket: close 1001). After `shutdown_grace`, what is still in flight is
  * cancelled: requests not started yet and those waiting on a `Responder` are answered
  * `-32800`, running handlers see their stop token (what they return is sent), and the

@@ -178,7 +178,7 @@ TEST_SUITE("net: TLS") {
     CHECK(std::chrono::steady_clock::now() - start < 5s);
   }
 
-  TEST_CASE("a client without TLS, or one that never finishes its handshake, is closed; others are served") {
+  TEST_CASE("a client without TLS, or one that never finishes its handshake, is closed, and others are served") {
     TlsFixture f({.request_timeout = 300ms});
     const int port = f.server->listen("127.0.0.1", 0, rpc::net::Protocol::http, &f.server_tls);
     f.server->start();
@@ -197,5 +197,25 @@ TEST_SUITE("net: TLS") {
       std::this_thread::sleep_for(10ms);
     }
     CHECK(f.server->connections() == 1);
+  }
+
+  TEST_CASE("a TLS handshake still in progress when the server shuts down is closed at once, on every protocol") {
+    for (const auto protocol : {rpc::net::Protocol::http, rpc::net::Protocol::lines}) {
+      CAPTURE(static_cast<int>(protocol));
+      TlsFixture f;  // the request deadline (10 s) would close it much later
+      const int port = f.server->listen("127.0.0.1", 0, protocol, &f.server_tls);
+      f.server->start();
+      netclient::HttpClient silent(f.io, port);  // connects, then says nothing: no ClientHello
+      const auto deadline = std::chrono::steady_clock::now() + 2s;
+      while (f.server->connections() != 1 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(5ms);
+      }
+      REQUIRE(f.server->connections() == 1);  // admitted, its handshake waiting
+      const auto start = std::chrono::steady_clock::now();
+      f.server->shutdown();
+      CHECK(std::chrono::steady_clock::now() - start < 1s);
+      CHECK(silent.closed_by_server());  // now, not when the Server object goes
+      CHECK(f.server->connections() == 0);
+    }
   }
 }

@@ -139,10 +139,12 @@ class Hub {
     return closing_;
   }
 
-  // A connection admitted but never opened (its TLS handshake failed) is uncounted.
-  void unadmit(bool served) {
+  // Unregisters a connection that hands its socket, and its count, to one `add` registers
+  // next (a TLS handshake, once done, to the connection that opens over it).
+  void hand_over(Connection& connection) noexcept {
     std::lock_guard<std::mutex> lock(mutex_);
-    (served ? served_ : refusing_) -= 1;
+    open_.erase(&connection);
+    if (open_.empty()) all_closed_.notify_all();
   }
 
   // New connections are refused from now on.

@@ -124,23 +124,51 @@ class Listener final : public Listening, public std::enable_shared_from_this<Lis
   }
 
 #if defined(BATCHRPC_NET_TLS)
+  // A TLS handshake in progress, registered as a connection so that a shutdown closes it at
+  // once: it has nothing to finish, so every phase closes its socket. Its count is the
+  // admission's, given back when it ends (`Hub::remove`, from the destructor) or handed to the
+  // connection that opens over it. Lives on the socket's strand; owned by its pending handshake
+  // and, for a moment, by a shutdown phase.
+  class Handshake final : public Connection, public std::enable_shared_from_this<Handshake> {
+   public:
+    Handshake(Hub& hub, Socket socket, asio::ssl::context& tls)
+        : hub_(hub), strand_(socket.get_executor()), stream(std::move(socket), tls), deadline(strand_) {}
+    ~Handshake() override { hub_.remove(*this); }
+    Handshake(const Handshake&) = delete;
+    Handshake& operator=(const Handshake&) = delete;
+
+    void post_drain() override { post_close(); }
+    void post_cancel() override { post_close(); }
+    void post_close() override {
+      asio::post(strand_, [self = this->shared_from_this()] {
+        if (!self->handed_over) close_socket(self->stream);
+      });
+    }
+
+   private:
+    Hub& hub_;
+    asio::any_io_executor strand_;
+
+   public:
+    asio::ssl::stream<Socket> stream;
+    asio::steady_timer deadline;  // the request deadline: a client that stalls is closed
+    bool handed_over = false;     // the stream has moved to its connection
+  };
+
   // The TLS handshake, within the request deadline; then the connection opens over it.
   void handshake(Socket socket, bool served) {
-    struct Pending {
-      Pending(Socket socket, asio::ssl::context& tls)
-          : stream(std::move(socket), tls), deadline(stream.get_executor()) {}
-      asio::ssl::stream<Socket> stream;
-      asio::steady_timer deadline;
-    };
-    auto pending = std::make_shared<Pending>(std::move(socket), *tls_);
+    auto pending = std::make_shared<Handshake>(hub_, std::move(socket), *tls_);
+    if (!hub_.add(*pending, pending, served)) return close_socket(pending->stream);  // closing
     pending->deadline.expires_after(hub_.options.request_timeout);
-    pending->deadline.async_wait([weak = std::weak_ptr<Pending>(pending)](const boost::system::error_code& error) {
+    pending->deadline.async_wait([weak = std::weak_ptr<Handshake>(pending)](const boost::system::error_code& error) {
       if (auto held = weak.lock(); held && !error) close_socket(held->stream);
     });
     pending->stream.async_handshake(asio::ssl::stream_base::server, [self = this->shared_from_this(), pending,
                                                                       served](const boost::system::error_code& error) {
       pending->deadline.cancel();
-      if (error) return self->hub_.unadmit(served);
+      if (error) return;  // the Handshake's destructor uncounts it
+      self->hub_.hand_over(*pending);
+      pending->handed_over = true;
       self->open(std::move(pending->stream), served);
     });
   }
