@@ -10,6 +10,7 @@
 #include <future>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "client.hpp"
 #include "config.hpp"
@@ -58,6 +59,11 @@ struct ClientOptions {
   /// TLS: the server name sent (SNI) and, when the context verifies peers, checked against
   /// the certificate. Empty: none sent, not checked.
   std::string tls_server_name{};
+  /// WebSocket and streams: each message the server sends of its own (a notification such as
+  /// progress or a log, or a request of its own), as its JSON text, on the I/O thread (see
+  /// the class comment). It is no reply, so it fails nothing in flight. The client serves no
+  /// methods: it answers each such request `-32601` itself, so the server does not wait.
+  std::function<void(std::string_view message)> on_server_message{};
 };
 
 /**

@@ -13,9 +13,11 @@
 #include <cstdint>
 #include <filesystem>
 #include <future>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -33,6 +35,16 @@ struct Served {
     rpc::add_builtins(router, {.server_name = "client_test", .server_version = "1"});
     router.add("add", [](int a, int b) { return a + b; }, rpc::names("a", "b"));
     router.add("echo", [](std::string s) { return s; }, rpc::names("s"));
+    // Messages of the server's own in the middle of a call: a log, then a request whose
+    // answer's error code it returns (0 for a result).
+    router.add("log_then_add", [](int a, int b, rpc::Context& ctx) {
+      ctx.peer().notify("notifications/message", rpc::json(R"({"level":"info","data":"working"})"));
+      return a + b;
+    }, rpc::names("a", "b"));
+    router.add("ask", [](rpc::Context& ctx) {
+      const rpc::Reply answer = ctx.peer().request("roots/list").get();
+      return answer.error() != nullptr ? answer.error()->code() : 0;
+    });
     router.add("sleep", [](std::int64_t ms, rpc::Context& ctx) {
       if (!spec::sleep_unless_cancelled(ctx.stop_token(), std::chrono::milliseconds(ms))) throw rpc::cancelled();
       return ms;
@@ -127,6 +139,39 @@ TEST_CASE("net client: a batch, a single call and notifications on every transpo
     quiet.notify("ping");
     const rpc::Replies none = client.send(std::move(quiet)).get();
     CHECK(none.complete());
+  }
+}
+
+TEST_CASE("net client: the server's own messages during a call fail nothing, and its requests are answered -32601") {
+  Served served;
+  for (const Transport transport : {Transport::websocket, Transport::lines, Transport::content_length}) {
+    CAPTURE(name_of(transport));
+    std::mutex mutex;
+    std::vector<std::string> seen;
+    rpc::net::Client client{{.transport = transport, .on_server_message = [&](std::string_view message) {
+                               const std::lock_guard<std::mutex> lock(mutex);
+                               seen.emplace_back(message);
+                             }}};
+    client.connect("127.0.0.1", served.port_for(transport));
+
+    rpc::BatchBuilder batch = client.batch();
+    const auto sum = batch.call("log_then_add", rpc::named("a", 1, "b", 2));
+    const rpc::Replies first = client.send(std::move(batch)).get();
+    CHECK(first.problems().empty());
+    CHECK(first.result<int>(sum) == 3);
+
+    rpc::BatchBuilder both = client.batch();
+    const auto asked = both.call("ask");
+    const auto added = both.call("add", rpc::named("a", 2, "b", 5));
+    const rpc::Replies second = client.send(std::move(both)).get();
+    CHECK(second.problems().empty());
+    CHECK(second.result<int>(asked) == -32601);  // the client's answer, which the server waited for
+    CHECK(second.result<int>(added) == 7);
+
+    const std::lock_guard<std::mutex> lock(mutex);
+    REQUIRE(seen.size() == 2);
+    CHECK(seen[0] == R"({"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"working"}})");
+    CHECK(seen[1] == R"({"jsonrpc":"2.0","id":"srv-1","method":"roots/list"})");
   }
 }
 

@@ -28,9 +28,12 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 
 #include "../../client.hpp"
 #include "../../config.hpp"
+#include "../../error.hpp"
 #include "../../net_client.hpp"
 #include "../chrono.hpp"
 #include "client_channels.hpp"
@@ -135,7 +138,8 @@ class ClientCore final : private ChannelEvents {
     std::int64_t count;
     std::uint64_t seq;  // kTimedOut: its message timed out, its late reply is still due
   };
-  static constexpr std::uint64_t kTimedOut = 0;  // seqs start at 1
+  static constexpr std::uint64_t kTimedOut = 0;   // seqs start at 1
+  static constexpr std::uint64_t kNoMessage = 0;  // the seq of a write that is no message's
   enum class State { idle, connecting, open };
 
   void begin_connecting() {
@@ -214,8 +218,7 @@ class ClientCore final : private ChannelEvents {
   // it is given to the one message sent since the last reply, when that message awaits a
   // reply, and otherwise dropped (that message then fails at its timeout): with two sent,
   // either may be the one refused, notifications only included.
-  std::optional<std::uint64_t> match(std::string_view reply) {
-    const std::optional<std::int64_t> id = first_id_in(reply);
+  std::optional<std::uint64_t> match(std::optional<std::int64_t> id) {
     const std::uint64_t sent_alone = sent_since_reply_ == 1 ? last_sent_ : 0;
     sent_since_reply_ = 0;
     const std::lock_guard<std::mutex> lock(ids_mutex_);
@@ -236,9 +239,7 @@ class ClientCore final : private ChannelEvents {
     return range->second.seq;
   }
 
-  static std::optional<std::int64_t> first_id_in(std::string_view reply) {
-    rapidjson::Document doc;
-    doc.Parse<rapidjson::kParseIterativeFlag>(reply.data(), reply.size());
+  static std::optional<std::int64_t> first_id_in(const rapidjson::Document& doc) {
     if (doc.HasParseError()) return std::nullopt;
     const auto id_of = [](const rapidjson::Value& response) -> std::optional<std::int64_t> {
       if (!response.IsObject()) return std::nullopt;
@@ -339,9 +340,63 @@ class ClientCore final : private ChannelEvents {
   }
 
   void reply(std::string_view text) override {
-    const std::optional<std::uint64_t> seq = match(text);
+    rapidjson::Document doc;
+    doc.Parse<rapidjson::kParseIterativeFlag>(text.data(), text.size());
+    if (from_server(doc)) return take_server_message(doc, text);
+    const std::optional<std::uint64_t> seq = match(first_id_in(doc));
     if (!seq) return;  // answers nothing in flight (a late reply to a message timed out)
     finish(*seq, [&](const BatchBuilder& batch) { return correlate(batch, text, options_.limits); });
+  }
+
+  // A message the server sends of its own (progress, a log, a request of its own), not a
+  // reply: an object with a "method", or a batch that begins with one. (A server writes its
+  // messages as frames of their own, never inside a reply.)
+  static bool from_server(const rapidjson::Document& doc) {
+    if (doc.HasParseError()) return false;
+    const auto has_method = [](const rapidjson::Value& v) { return v.IsObject() && v.HasMember("method"); };
+    if (!doc.IsArray()) return has_method(doc);
+    return !doc.Empty() && has_method(doc[0]);
+  }
+
+  // Answers the server's requests in `message` (its members with an id) -32601, as a client
+  // serves no methods, so that none waits for its timeout; then shows the message to
+  // on_server_message. User code: no lock is held; an exception it throws is dropped.
+  void take_server_message(const rapidjson::Document& message, std::string_view text) {
+    rapidjson::StringBuffer out;
+    rapidjson::Writer<rapidjson::StringBuffer> w(out);
+    std::size_t answered = 0;
+    const auto answer = [&](const rapidjson::Value& request) {
+      if (!request.IsObject()) return;
+      const auto id = request.FindMember("id");
+      if (id == request.MemberEnd()) return;  // a notification
+      w.StartObject();
+      w.Key("jsonrpc");
+      w.String("2.0");
+      w.Key("id");
+      id->value.Accept(w);
+      w.Key("error");
+      w.StartObject();
+      w.Key("code");
+      w.Int(static_cast<int>(ErrorCode::method_not_found));
+      w.Key("message");
+      w.String("Method not found");
+      w.EndObject();
+      w.EndObject();
+      ++answered;
+    };
+    if (message.IsArray()) {
+      w.StartArray();
+      for (const rapidjson::Value& member : message.GetArray()) answer(member);
+      w.EndArray();
+    } else {
+      answer(message);
+    }
+    if (answered > 0 && channel_) channel_->write(std::string(out.GetString(), out.GetSize()), kNoMessage);
+    if (!options_.on_server_message) return;
+    try {
+      options_.on_server_message(text);
+    } catch (...) {  // the I/O thread must go on
+    }
   }
 
   void ended(std::string why) override { end("the connection ended: " + std::move(why)); }
