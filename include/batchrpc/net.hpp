@@ -100,12 +100,14 @@ class Server {
   /// Shuts down (see the class comment) and joins every thread of the server's.
   BATCHRPC_DECL ~Server();
 
-  /// Listens on TCP `host`:`port` (port 0 picks a free one); returns the port. With `tls`,
-  /// every connection is TLS (HTTPS, WSS, or a stream inside TLS): `tls` holds the server's
+  /// Listens on TCP `host`:`port` (`host` an IP address, not a name; port 0 picks a free
+  /// one); returns the port. With `tls`, every connection is TLS (HTTPS, WSS, or a stream
+  /// inside TLS): `tls` holds the server's
   /// certificate and key and must outlive the server. TLS needs OpenSSL where the server is
   /// compiled (`batchrpc::net` has it when OpenSSL was found; header-only, define
   /// BATCHRPC_NET_TLS and link OpenSSL: the `batchrpc::net_tls` target does both).
-  /// @throws std::runtime_error if the address cannot be bound, std::logic_error after
+  /// @throws std::runtime_error (saying why) for a host that is not an IP address, a port
+  /// out of range, or an address that cannot be bound; std::logic_error after
   /// shutdown, or for TLS in a build without it.
   BATCHRPC_DECL int listen(const std::string& host, int port, Protocol protocol = Protocol::http,
                            boost::asio::ssl::context* tls = nullptr);

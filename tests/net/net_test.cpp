@@ -780,6 +780,16 @@ TEST_SUITE("net: streams") {
     CHECK(client.call(call("add", "[1,2]", "1")) == result("1", "3"));  // still the first server's
   }
 
+  TEST_CASE("listen says what is wrong with a host name or a port out of range") {
+    Fixture f;
+    CHECK_THROWS_WITH_AS(
+        f.server->listen("localhost", 0),
+        R"(batchrpc: cannot listen on localhost:0: the host must be an IP address ("0.0.0.0", "::1"), not a name)",
+        std::runtime_error);
+    CHECK_THROWS_WITH_AS(f.server->listen("127.0.0.1", 70000), "batchrpc: cannot listen on 127.0.0.1:70000: no such port",
+                         std::runtime_error);
+  }
+
   TEST_CASE("a frame that cannot be read is -32700, then the connection ends") {
     Fixture f;
     StreamClient client(netclient::connect_tcp(f.io, f.listen(rpc::net::Protocol::content_length)), true);

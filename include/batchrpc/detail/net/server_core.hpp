@@ -47,11 +47,16 @@ class ServerCore {
 
   int listen(const std::string& host, int port, Protocol protocol = Protocol::http,
              boost::asio::ssl::context* tls = nullptr) {
+    const std::string where = host + ":" + std::to_string(port);
     boost::system::error_code error;
     const auto address = boost::asio::ip::make_address(host, error);
-    if (error || port < 0 || port > 65535) throw std::runtime_error("batchrpc: cannot listen on " + host + ":" + std::to_string(port));
+    if (error) {
+      throw std::runtime_error("batchrpc: cannot listen on " + where +
+                               ": the host must be an IP address (\"0.0.0.0\", \"::1\"), not a name");
+    }
+    if (port < 0 || port > 65535) throw std::runtime_error("batchrpc: cannot listen on " + where + ": no such port");
     const boost::asio::ip::tcp::endpoint endpoint(address, static_cast<unsigned short>(port));
-    auto listener = add<boost::asio::ip::tcp>(protocol, endpoint, host + ":" + std::to_string(port), tls);
+    auto listener = add<boost::asio::ip::tcp>(protocol, endpoint, where, tls);
     return listener->local_endpoint().port();
   }
 
