@@ -129,7 +129,11 @@ class MessageParser {
       return {ParseStatus::syntax_error, offset(result.Offset()), "Number too big to be stored in double."};
     }
     if (result.IsError()) {
-      return {ParseStatus::syntax_error, offset(result.Offset()), rapidjson::GetParseError_En(result.Code())};
+      // The stream reads a NUL byte as the end, so RapidJSON reports one inside the message as
+      // what an end there would break (a string never closed, an empty document): name the NUL.
+      const std::size_t at = offset(result.Offset());
+      if (at < size && text[at] == '\0') return {ParseStatus::syntax_error, at, "Unexpected NUL byte."};
+      return {ParseStatus::syntax_error, at, rapidjson::GetParseError_En(result.Code())};
     }
     // The stream reads a NUL byte as the end; a NUL inside the message is not JSON.
     if (const std::size_t end = offset(stream.Tell()); end != size) {
