@@ -128,16 +128,15 @@ class MessageParser {
     if (builder.number_rejected()) {
       return {ParseStatus::syntax_error, offset(result.Offset()), "Number too big to be stored in double."};
     }
-    if (result.IsError()) {
-      // The stream reads a NUL byte as the end, so RapidJSON reports one inside the message as
-      // what an end there would break (a string never closed, an empty document): name the NUL.
-      const std::size_t at = offset(result.Offset());
-      if (at < size && text[at] == '\0') return {ParseStatus::syntax_error, at, "Unexpected NUL byte."};
-      return {ParseStatus::syntax_error, at, rapidjson::GetParseError_En(result.Code())};
+    // The stream reads a NUL byte as the end. A NUL inside the message therefore either stops
+    // a parse that succeeds early or makes RapidJSON report what an end there would break (a
+    // string never closed, an empty document): name the NUL in both cases.
+    const std::size_t stopped = offset(result.IsError() ? result.Offset() : stream.Tell());
+    if (stopped < size && text[stopped] == '\0') {
+      return {ParseStatus::syntax_error, stopped, "Unexpected NUL byte."};
     }
-    // The stream reads a NUL byte as the end; a NUL inside the message is not JSON.
-    if (const std::size_t end = offset(stream.Tell()); end != size) {
-      return {ParseStatus::syntax_error, end, "Unexpected NUL byte."};
+    if (result.IsError()) {
+      return {ParseStatus::syntax_error, stopped, rapidjson::GetParseError_En(result.Code())};
     }
     if (builder.status() == ParseStatus::batch_too_large) return {ParseStatus::batch_too_large};
     return {};
