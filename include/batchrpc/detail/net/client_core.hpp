@@ -36,6 +36,7 @@
 #include "../../error.hpp"
 #include "../../net_client.hpp"
 #include "../chrono.hpp"
+#include "../reply.hpp"
 #include "client_channels.hpp"
 
 namespace rpc::inline BATCHRPC_ABI::net::detail {
@@ -358,40 +359,41 @@ class ClientCore final : private ChannelEvents {
     return !doc.Empty() && has_method(doc[0]);
   }
 
+  // `id` as a RequestId, to be echoed in a response: a number's text (as RapidJSON writes it
+  // back) is kept in `number`. An id of another type is not one, and is answered null.
+  static RequestId request_id(const rapidjson::Value& id, std::string& number) {
+    if (id.IsString()) return {RequestId::Kind::string, {id.GetString(), id.GetStringLength()}};
+    if (!id.IsNumber()) return {RequestId::Kind::null, {}};
+    rapidjson::StringBuffer text;
+    rapidjson::Writer<rapidjson::StringBuffer> w(text);
+    id.Accept(w);
+    number.assign(text.GetString(), text.GetSize());
+    return {RequestId::Kind::number, number};
+  }
+
   // Answers the server's requests in `message` (its members with an id) -32601, as a client
   // serves no methods, so that none waits for its timeout; then shows the message to
   // on_server_message. User code: no lock is held; an exception it throws is dropped.
   void take_server_message(const rapidjson::Document& message, std::string_view text) {
-    rapidjson::StringBuffer out;
-    rapidjson::Writer<rapidjson::StringBuffer> w(out);
+    rpc::Buffer out;
+    ResultWriter w(out);
     std::size_t answered = 0;
     const auto answer = [&](const rapidjson::Value& request) {
       if (!request.IsObject()) return;
       const auto id = request.FindMember("id");
       if (id == request.MemberEnd()) return;  // a notification
-      w.StartObject();
-      w.Key("jsonrpc");
-      w.String("2.0");
-      w.Key("id");
-      id->value.Accept(w);
-      w.Key("error");
-      w.StartObject();
-      w.Key("code");
-      w.Int(static_cast<int>(ErrorCode::method_not_found));
-      w.Key("message");
-      w.String("Method not found");
-      w.EndObject();
-      w.EndObject();
-      ++answered;
+      if (answered++ > 0) out.append(',');
+      std::string number;
+      rpc::detail::write_error(out, w, request_id(id->value, number), ErrorCode::method_not_found);
     };
     if (message.IsArray()) {
-      w.StartArray();
+      out.append('[');
       for (const rapidjson::Value& member : message.GetArray()) answer(member);
-      w.EndArray();
+      out.append(']');
     } else {
       answer(message);
     }
-    if (answered > 0 && channel_) channel_->write(std::string(out.GetString(), out.GetSize()), kNoMessage);
+    if (answered > 0 && channel_) channel_->write(out.str(), kNoMessage);
     if (!options_.on_server_message) return;
     try {
       options_.on_server_message(text);
