@@ -70,8 +70,8 @@ class ServerCore;
  * with `max_in_flight` requests in flight is not read until replies go out.
  *
  * Shutdown (`shutdown()`, or the destructor): listeners close (a connection accepted as they
- * do, or still in its TLS handshake, is closed unserved); each connection stops reading and closes once its replies are
- * written (WebSocket: close 1001). After `shutdown_grace`, what is still in flight is
+ * do, or still in its TLS handshake, is closed unserved); each connection stops reading and
+ * closes once its replies are written (WebSocket: close 1001). After `shutdown_grace`, what is still in flight is
  * cancelled: requests not started yet and those waiting on a `Responder` are answered
  * `-32800`, running handlers see their stop token (what they return is sent), and the
  * server's own requests still waiting for a client (`rpc::Peer::request`) are answered
@@ -102,13 +102,13 @@ class Server {
 
   /// Listens on TCP `host`:`port` (`host` an IP address, not a name; port 0 picks a free
   /// one); returns the port. With `tls`, every connection is TLS (HTTPS, WSS, or a stream
-  /// inside TLS): `tls` holds the server's
-  /// certificate and key and must outlive the server. TLS needs OpenSSL where the server is
-  /// compiled (`batchrpc::net` has it when OpenSSL was found; header-only, define
-  /// BATCHRPC_NET_TLS and link OpenSSL: the `batchrpc::net_tls` target does both).
-  /// @throws std::runtime_error (saying why) for a host that is not an IP address, a port
-  /// out of range, or an address that cannot be bound; std::logic_error after
-  /// shutdown, or for TLS in a build without it.
+  /// inside TLS): `tls` holds the server's certificate and key and must outlive the server.
+  /// TLS needs OpenSSL where the server is compiled (`batchrpc::net` has it when OpenSSL was
+  /// found; header-only, define BATCHRPC_NET_TLS and link OpenSSL: the `batchrpc::net_tls`
+  /// target does both).
+  /// @throws std::runtime_error (saying why) for a host that is not an IP address, a port out
+  /// of range, or an address that cannot be bound; std::logic_error after shutdown, or for
+  /// TLS in a build without it.
   BATCHRPC_DECL int listen(const std::string& host, int port, Protocol protocol = Protocol::http,
                            boost::asio::ssl::context* tls = nullptr);
 

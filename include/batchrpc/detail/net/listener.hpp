@@ -129,27 +129,23 @@ class Listener final : public Listening, public std::enable_shared_from_this<Lis
   // admission's, given back when it ends (`Hub::remove`, from the destructor) or handed to the
   // connection that opens over it. Lives on the socket's strand; owned by its pending handshake
   // and, for a moment, by a shutdown phase.
-  class Handshake final : public Connection, public std::enable_shared_from_this<Handshake> {
-   public:
-    Handshake(Hub& hub, Socket socket, asio::ssl::context& tls)
-        : hub_(hub), strand_(socket.get_executor()), stream(std::move(socket), tls), deadline(strand_) {}
-    ~Handshake() override { hub_.remove(*this); }
+  struct Handshake final : Connection, std::enable_shared_from_this<Handshake> {
+    Handshake(Hub& owner, Socket socket, asio::ssl::context& tls)
+        : hub(owner), strand(socket.get_executor()), stream(std::move(socket), tls), deadline(strand) {}
+    ~Handshake() override { hub.remove(*this); }
     Handshake(const Handshake&) = delete;
     Handshake& operator=(const Handshake&) = delete;
 
     void post_drain() override { post_close(); }
     void post_cancel() override { post_close(); }
     void post_close() override {
-      asio::post(strand_, [self = this->shared_from_this()] {
+      asio::post(strand, [self = this->shared_from_this()] {
         if (!self->handed_over) close_socket(self->stream);
       });
     }
 
-   private:
-    Hub& hub_;
-    asio::any_io_executor strand_;
-
-   public:
+    Hub& hub;
+    asio::any_io_executor strand;  // taken from the socket before `stream` takes the socket
     asio::ssl::stream<Socket> stream;
     asio::steady_timer deadline;  // the request deadline: a client that stalls is closed
     bool handed_over = false;     // the stream has moved to its connection
