@@ -3,6 +3,7 @@
 // replies; and its defences: slow clients, idle connections, the connection cap,
 // backpressure, and shutdown with work in flight.
 #include <batchrpc/batchrpc.hpp>
+#include <batchrpc/detail/checks.hpp>  // BATCHRPC_CHECKS_ENABLED
 #include <batchrpc/net.hpp>
 
 #include <unistd.h>
@@ -30,6 +31,7 @@
 
 #include "common/cancellable_sleep.hpp"
 #include "net_client.hpp"
+#include "support/death.hpp"
 #include "support/replies.hpp"
 
 using namespace std::chrono_literals;
@@ -1110,6 +1112,44 @@ TEST_SUITE("net: defences") {
       for (auto& c : stream_clients) CHECK(c.closed_by_server());
     }
   }
+
+#if BATCHRPC_CHECKS_ENABLED
+  // shutdown() waits for every handler and connection, so from one of the server's own
+  // threads it would wait for itself for ever: a debug build stops there, naming the rule.
+  TEST_CASE("shutdown from a handler, a hook or an I/O thread stops a debug build with its rule") {
+    const auto shut_from = [](auto&& configure) {
+      return death::in_child([&] {
+        ::alarm(10);  // a hang ends the child with SIGALRM, which the test reports
+        rpc::Router router;
+        std::optional<rpc::net::Server> server;
+        rpc::net::ServerOptions options{.handler_threads = 1};
+        configure(router, options, server);
+        server.emplace(router, options);
+        const int port = server->listen("127.0.0.1", 0, rpc::net::Protocol::lines);
+        server->start();
+        asio::io_context io;
+        StreamClient client(netclient::connect_tcp(io, port), false);
+        (void)client.call(call("stop", "[]", "1"));
+      });
+    };
+    const auto stop_method = [](rpc::MethodOptions method_options) {
+      return [method_options](rpc::Router& router, rpc::net::ServerOptions&, std::optional<rpc::net::Server>& server) {
+        router.add("stop", [&server] { server->shutdown(); }, method_options);
+      };
+    };
+    const std::string rule = "net::Server::shutdown (or ~Server) was called from one of the server's handlers";
+    for (const death::Ending& ending :
+         {shut_from(stop_method({})),                      // a handler on the server's pool
+          shut_from(stop_method({.inline_only = true})),   // a handler on an I/O thread
+          shut_from([](rpc::Router&, rpc::net::ServerOptions& options, std::optional<rpc::net::Server>& server) {
+            options.on_session = [&server](const rpc::net::ConnectionInfo&, rpc::Session&) { server->shutdown(); };
+          })}) {
+      CAPTURE(ending.stderr_text);
+      CHECK(ending.aborted);
+      CHECK(ending.stderr_text.find(rule) != std::string::npos);
+    }
+  }
+#endif
 }
 
 TEST_CASE("net: the test clients' reads end at their timeout, so a server that stays silent fails a test") {

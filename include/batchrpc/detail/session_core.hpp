@@ -34,6 +34,7 @@
 #include "checks.hpp"
 #include "chrono.hpp"
 #include "completion_ref.hpp"
+#include "handler_scope.hpp"
 #include "peer_channel.hpp"
 #include "session_member.hpp"
 #include "task_gate.hpp"
@@ -43,24 +44,6 @@ namespace rpc::inline BATCHRPC_ABI::detail {
 class Job;
 class SessionCore;
 struct ParsedMessage;
-
-// The session whose handler or completion is running on this thread, if any: a session
-// destroyed from its own handler or completion would wait for itself (checked in debug builds).
-inline thread_local const SessionCore* running_handler_of = nullptr;
-class HandlerScope {
- public:
-#if BATCHRPC_CHECKS_ENABLED
-  explicit HandlerScope(const SessionCore& core) noexcept : saved_(running_handler_of) { running_handler_of = &core; }
-  ~HandlerScope() { running_handler_of = saved_; }
-  HandlerScope(const HandlerScope&) = delete;
-  HandlerScope& operator=(const HandlerScope&) = delete;
-
- private:
-  const SessionCore* saved_;
-#else
-  explicit HandlerScope(const SessionCore&) noexcept {}
-#endif
-};
 
 // Defined in impl/session.ipp: an id as a lookup key (strings by text, numbers by value, so
 // that 1 and 1.0 are one key); false for ids that cannot be looked up.

@@ -4,6 +4,7 @@
 // several threads has them take turns at its lock and wake one another for every handler).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cassert>
 #include <cstddef>
@@ -36,6 +37,12 @@ class IoPool {
   boost::asio::io_context& next() noexcept {
     const std::size_t i = next_.fetch_add(1, std::memory_order_relaxed) % contexts_.size();
     return contexts_[i]->io;
+  }
+
+  // Whether this thread is running one of the contexts (an I/O thread). Any thread.
+  bool runs_in_this_thread() const {
+    return std::any_of(contexts_.begin(), contexts_.end(),
+                       [](const auto& context) { return context->io.get_executor().running_in_this_thread(); });
   }
 
   // One thread per context.

@@ -25,7 +25,9 @@
 #include "../../executor.hpp"
 #include "../../net_options.hpp"
 #include "../../router.hpp"
+#include "../checks.hpp"
 #include "../chrono.hpp"
+#include "../handler_scope.hpp"
 #include "hub.hpp"
 #include "io_pool.hpp"
 #include "listener.hpp"
@@ -85,6 +87,10 @@ class ServerCore {
   }
 
   void shutdown() {
+    BATCHRPC_CHECK(!on_a_server_thread(),
+                   "net::Server::shutdown (or ~Server) was called from one of the server's "
+                   "handlers, hooks or I/O threads: it waits for those to finish, that is for "
+                   "itself (call it from a thread of your own)");
     std::vector<std::shared_ptr<Listening>> listeners;
     std::vector<std::string> unix_paths;
     {
@@ -127,6 +133,14 @@ class ServerCore {
   [[nodiscard]] std::size_t connections() const { return hub_.served(); }
 
  private:
+  // Whether this thread is one of the server's I/O threads, or runs a handler on the server's
+  // executor (known in debug builds only; a user's executor may run other sessions' too).
+  bool on_a_server_thread() const {
+    const Executor* handler_executor = rpc::detail::running_handler_executor();
+    return io_.runs_in_this_thread() ||
+           (handler_executor != nullptr && handler_executor == hub_.session_options.executor);
+  }
+
   static std::size_t threads_or_hardware(std::size_t threads) {
     return threads != 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
   }
