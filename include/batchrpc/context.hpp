@@ -17,6 +17,7 @@ class Session;
 namespace detail {
 class Deferred;
 struct ContextAccess;
+struct ProgressSlice;
 
 // Where a call comes from: the router, the session (if any), and the slot a Responder fills.
 struct CallOrigin {
@@ -27,6 +28,8 @@ struct CallOrigin {
   // The params of the request the client sent, when the call runs inside another method (a
   // tool inside `tools/call`); nullptr: the same as `params`.
   const Value* request_params = nullptr;
+  // Inside the batch tool: the operation's share of the batch's progress (see Progress).
+  const ProgressSlice* progress_slice = nullptr;
 };
 }  // namespace detail
 
@@ -105,6 +108,7 @@ struct ContextAccess {
   }
   // The slot a `rpc::Responder` parameter answers into.
   static Deferred* deferred(const Context& ctx) noexcept { return ctx.origin_.deferred; }
+  static const ProgressSlice* progress_slice(const Context& ctx) noexcept { return ctx.origin_.progress_slice; }
 };
 }  // namespace detail
 

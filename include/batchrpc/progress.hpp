@@ -4,6 +4,7 @@
 /// for: MCP `notifications/progress` or LSP `$/progress`.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string_view>
 
@@ -31,10 +32,18 @@ namespace rpc::inline BATCHRPC_ABI {
  *   with `{"token":...,"value":value}`.
  *
  * Both protocols ask progress to rise: a `report` whose `done` is below the last one sent is
- * not sent (false), nor under MCP one equal to it (MCP's must increase every time). Nothing is sent after `end`. A call whose client asked for no progress,
- * or a session with no client, sends nothing: every function returns false, so a handler
- * reports unconditionally. Finish reporting before answering the call: both protocols drop
- * progress for a call answered already.
+ * not sent (false), nor under MCP one equal to it (MCP's must increase every time). Nothing is
+ * sent after `end`. A call whose client asked for no progress, or a session with no client,
+ * sends nothing: every function returns false, so a handler reports unconditionally. Finish
+ * reporting before answering the call: both protocols drop progress for a call answered
+ * already.
+ *
+ * Inside the MCP `batch` tool (rpc::Tools), the operations share the batch's token, so their
+ * reports are one sequence: operation k of n (from 0) reports `done` of `total` as
+ * `k + done / total` of `n` (just `k` when it gives no total), and the batch itself reports
+ * `k + 1` of `n`, with the tool's name, as each operation ends. Under LSP the batch sends
+ * `begin` (titled with its tool's name) as it starts and `end` after its last operation; an
+ * operation's `begin` and `end` send nothing.
  *
  * Lifetime and thread-safety: a handle, cheap to copy; copies share their state (begun,
  * ended, the last `done`) and may be kept past the handler, in a `Responder`'s continuation
@@ -75,12 +84,33 @@ class Progress {
 
  private:
   struct State;
+  // Where an operation's reports land on its batch's scale: [start, start + width] of total.
+  struct Range {
+    double start = 0;
+    double width = 0;
+    double total = 0;  // 0: not inside a batch
+  };
+
+  // For a batch's operation k of n: the same state, and its part of the batch's range.
+  [[nodiscard]] BATCHRPC_DECL Range share(std::size_t k, std::size_t n) const noexcept;
+
   Peer peer_;
   Dialect dialect_ = Dialect::none;
   Json token_;
   Json partial_token_;
   std::shared_ptr<State> state_;
+  Range range_;
 };
+
+namespace detail {
+// What the batch tool hands an operation's Context: operation `index` of `count`, under the
+// batch's own Progress (which outlives the operation's call).
+struct ProgressSlice {
+  const Progress* whole = nullptr;
+  std::size_t index = 0;
+  std::size_t count = 0;
+};
+}  // namespace detail
 
 }  // namespace rpc
 

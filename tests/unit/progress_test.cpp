@@ -144,6 +144,63 @@ TEST_SUITE("progress: MCP and LSP") {
                             });
   }
 
+  // MCP's progress must increase with every notification, and LSP's token must not begin again
+  // after its end: the operations of one batch share the token of its tools/call.
+  TEST_CASE("the batch tool's operations report on shares of one rising sequence, MCP and LSP") {
+    rpc::Router router;
+    router.add("steps", [](int n, rpc::Context& ctx) {
+      const rpc::Progress progress(ctx);
+      for (int i = 1; i <= n; ++i) progress.report(i, n, "step");
+      const bool ended = progress.end("done");  // the batch's to send
+      return ended ? -1 : n;
+    }, rpc::names("n"));
+    router.add("quiet", [] { return 0; });
+    rpc::Tools tools{router};
+    tools.expose("steps");
+    tools.expose("quiet");
+    tools.add_batch_tool();
+    Wire wire;
+    rpc::Session session{router};
+    session.attach(wire.writer());
+    const std::string operations =
+        R"("operations":[{"tool":"steps","arguments":{"n":2}},{"tool":"quiet"},{"tool":"steps","arguments":{"n":1}}])";
+    const auto batch = [&](std::string_view token) {
+      const auto reply = session.handle(R"({"jsonrpc":"2.0","method":"tools/call","id":1,"params":{"name":"batch",)" +
+                                        std::string(token) + R"(,"arguments":{)" + operations + "}}}");
+      REQUIRE(reply);
+      CHECK(reply->find(R"(\"result\":2)") != std::string::npos);
+      CHECK(reply->find(R"(\"result\":-1)") == std::string::npos);
+      CHECK(reply->find(R"("isError":false)") != std::string::npos);
+      return wire.taken();
+    };
+    SUBCASE("MCP: operation k of 3 reports k + done / total of 3; the batch k + 1 as each ends") {
+      const auto progress = [](std::string_view fields) {
+        return notification("notifications/progress", R"({"progressToken":"m",)" + std::string(fields) + "}");
+      };
+      CHECK(batch(R"("_meta":{"progressToken":"m"})") == std::vector<std::string>{
+                                                           progress(R"("progress":0.5,"total":3,"message":"step")"),
+                                                           progress(R"("progress":1,"total":3,"message":"step")"),
+                                                           progress(R"("progress":2,"total":3,"message":"quiet")"),
+                                                           progress(R"("progress":3,"total":3,"message":"step")"),
+                                                       });
+    }
+    SUBCASE("LSP: one begin, percentages that rise over the whole batch, one end after the last") {
+      const auto value = [](std::string_view fields) {
+        return notification("$/progress", R"({"token":"w","value":{)" + std::string(fields) + "}}");
+      };
+      CHECK(batch(R"("workDoneToken":"w")") == std::vector<std::string>{
+                                                  value(R"("kind":"begin","title":"batch")"),
+                                                  value(R"("kind":"report","message":"step","percentage":16)"),
+                                                  value(R"("kind":"report","message":"step","percentage":33)"),
+                                                  value(R"("kind":"report","message":"steps","percentage":33)"),
+                                                  value(R"("kind":"report","message":"quiet","percentage":66)"),
+                                                  value(R"("kind":"report","message":"step","percentage":100)"),
+                                                  value(R"("kind":"report","message":"steps","percentage":100)"),
+                                                  value(R"("kind":"end")"),
+                                              });
+    }
+  }
+
   TEST_CASE("a Progress kept past its session sends nothing and stays safe") {
     std::optional<rpc::Progress> kept;
     {

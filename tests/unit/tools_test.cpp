@@ -319,7 +319,7 @@ TEST_SUITE("tools") {
     CHECK(handle(R"({"arguments":{}})") == invalid(R"({"param":"name","reason":"missing required parameter"})"));
     CHECK(handle(R"({"name":1})") == invalid(R"({"param":"name","reason":"expected a string"})"));
     CHECK(handle(R"({"name":"ping","name":"count"})") == invalid(R"({"param":"name","reason":"duplicate parameter"})"));
-    CHECK(handle(R"({"name":"ping","arguments":"x"})") == invalid(R"({"param":"arguments","reason":"expected an object"})"));
+    CHECK(handle(R"({"name":"ping","arguments":"x"})") == invalid(R"x({"param":"arguments","reason":"expected an object (or an array, by position)"})x"));
     CHECK(handle(R"(["ping"])") ==
           invalid(R"({"reason":"tools/call takes named params: {\"name\": ..., \"arguments\": {...}}"})"));
   }
@@ -595,7 +595,7 @@ TEST_SUITE("tools") {
       CHECK(op("1") == at2(R"(an operation must be an object: {\"tool\": name, \"arguments\": {...}})"));
       CHECK(op("{}") == at2(R"(missing \"tool\")"));
       CHECK(op(R"({"tool":5})") == at2(R"(\"tool\" must be a string)"));
-      CHECK(op(R"({"tool":"count","arguments":"x"})") == at2(R"(\"arguments\" must be an object)"));
+      CHECK(op(R"({"tool":"count","arguments":"x"})") == at2(R"(\"arguments\" must be an object (or an array, by position))"));
       CHECK(op(R"({"tool":"count","args":{}})") == at2(R"(unknown member \"args\")"));
       CHECK(op(R"({"tool":"count","tool":"count"})") == at2(R"(duplicate member \"tool\")"));
       CHECK(op(R"({"tool":"count","arguments":null})").value().find(R"("completedCount":2)") != std::string::npos);

@@ -74,10 +74,24 @@ BATCHRPC_DECL Progress::Progress(const Context& ctx) : peer_(ctx.peer()) {
     dialect_ = Dialect::lsp;
   }
   partial_token_ = detail::progress_token(params, "partialResultToken");
-  if (wanted() || !partial_token_.empty()) {
-    state_ = std::make_shared<State>();
-    state_->title = std::string(ctx.method());
+  if (!wanted() && partial_token_.empty()) return;
+  // An operation of the batch tool shares the batch's state, so that the batch's reports rise
+  // as one sequence and it begins and ends once (see the class comment).
+  const detail::ProgressSlice* slice = detail::ContextAccess::progress_slice(ctx);
+  if (slice != nullptr && slice->whole->state_ != nullptr) {
+    state_ = slice->whole->state_;
+    range_ = slice->whole->share(slice->index, slice->count);
+    return;
   }
+  state_ = std::make_shared<State>();
+  state_->title = std::string(ctx.method());
+}
+
+BATCHRPC_DECL Progress::Range Progress::share(std::size_t k, std::size_t n) const noexcept {
+  const auto count = static_cast<double>(n);
+  // A batch not itself inside one spans 0..n; one nested in another's operation, its part.
+  const Range outer = range_.total > 0 ? range_ : Range{0, count, count};
+  return {outer.start + outer.width * static_cast<double>(k) / count, outer.width / count, outer.total};
 }
 
 BATCHRPC_DECL bool Progress::begin(std::string_view title, std::string_view message, bool cancellable) const {
@@ -103,6 +117,10 @@ BATCHRPC_DECL bool Progress::begin(std::string_view title, std::string_view mess
 
 BATCHRPC_DECL bool Progress::report(double done, double total, std::string_view message) const {
   if (!wanted() || !std::isfinite(done) || !std::isfinite(total)) return false;
+  if (range_.total > 0) {  // an operation of a batch: its part of the batch's scale
+    done = range_.start + range_.width * (total > 0 ? std::clamp(done / total, 0.0, 1.0) : 0.0);
+    total = range_.total;
+  }
   bool needs_begin = false;
   std::string title;
   {
@@ -146,7 +164,7 @@ BATCHRPC_DECL bool Progress::report(double done, double total, std::string_view 
 }
 
 BATCHRPC_DECL bool Progress::end(std::string_view message) const {
-  if (!wanted()) return false;
+  if (!wanted() || range_.total > 0) return false;  // an operation's: the batch ends it
   {
     std::lock_guard<std::mutex> lock(state_->mutex);
     if (state_->ended) return false;

@@ -118,7 +118,7 @@ inline std::vector<Operation> read_operations(const Value& list) {
         if (m.value.IsObject() || m.value.IsArray()) {
           op.arguments = &m.value;
         } else if (!m.value.IsNull()) {
-          throw fail(R"("arguments" must be an object)");
+          throw fail(R"("arguments" must be an object (or an array, by position))");
         }
       } else {
         throw fail("unknown member \"" + std::string(name) + "\"");
@@ -289,10 +289,13 @@ inline void record(BatchRun& run, const ToolTable& table, std::size_t index, std
 }
 
 // Runs the operations in order, each through its tool's gating, until all have run, the
-// request is cancelled, or (with stopOnError) one fails.
-inline BatchRun run_operations(const ToolTable& table, const std::vector<Operation>& plan, const BatchArgs& args,
-                               const Notices& notices, const Context& ctx, ResultWriter& w) {
+// request is cancelled, or (with stopOnError) one fails. The client's progress token is the
+// batch's: the operations report on shares of it, the batch as each ends (see rpc::Progress).
+inline BatchRun run_operations(const ToolTable& table, std::string_view batch_tool, const std::vector<Operation>& plan,
+                               const BatchArgs& args, const Notices& notices, const Context& ctx, ResultWriter& w) {
   const Router& router = router_of(table, ctx);
+  const Progress progress(ctx);
+  (void)progress.begin(batch_tool);  // LSP's, titled with the tool (the context is tools/call's)
   BatchRun run;
   run.states.resize(plan.size());
   Buffer reply;
@@ -310,9 +313,11 @@ inline BatchRun run_operations(const ToolTable& table, const std::vector<Operati
       append_error_object(refusal, w, *why);
       text = refusal.view();
     } else {
+      const ProgressSlice share{&progress, run.ran, plan.size()};
       ok = call_tool_method(router, *RouterAccess::find(router, tool->method), tool->method, op.arguments, ctx,
-                            reply, text);
+                            reply, text, &share);
     }
+    (void)progress.report(static_cast<double>(run.ran + 1), static_cast<double>(plan.size()), op.tool);
     record(run, table, run.ran, op.tool, ok, text, args.max_total_output_chars, notices, still_reserved, w);
     if (!ok && args.stop_on_error) {
       ++run.ran;
@@ -320,6 +325,7 @@ inline BatchRun run_operations(const ToolTable& table, const std::vector<Operati
       break;
     }
   }
+  (void)progress.end();
   return run;
 }
 
@@ -366,8 +372,8 @@ inline void append_diagnostics(Buffer& report, const BatchArgs& args, const std:
 
 // The report (seed 004's result object) as JSON text; true in `cancelled` when the request's
 // cancellation left the batch unfinished.
-inline std::string run_batch(const ToolTable& table, const Value* arguments, const Context& ctx,
-                             bool& success, bool& cancelled) {
+inline std::string run_batch(const ToolTable& table, std::string_view batch_tool, const Value* arguments,
+                             const Context& ctx, bool& success, bool& cancelled) {
   const Limits& limits = router_of(table, ctx).limits();
   const BatchArgs args = read_batch_args(arguments);
   const OperationCap cap(args, limits);
@@ -378,7 +384,7 @@ inline std::string run_batch(const ToolTable& table, const Value* arguments, con
   Buffer scratch;
   ResultWriter w(scratch);
   const Notices notices = reserve_notices(table, plan, args.max_total_output_chars, w);
-  const BatchRun run = run_operations(table, plan, args, notices, ctx, w);
+  const BatchRun run = run_operations(table, batch_tool, plan, args, notices, ctx, w);
 
   const bool stopped_early = run.ran < plan.size();
   cancelled = ctx.stop_requested() &&

@@ -20,6 +20,7 @@
 #include "../detail/deferred.hpp"
 #include "../detail/member_names.hpp"
 #include "../detail/reply.hpp"
+#include "../progress.hpp"
 #include "../detail/request.hpp"
 #include "../detail/session_await.hpp"
 #include "../error.hpp"
@@ -247,11 +248,12 @@ class ToolDeferred final : public BlockingDeferred {
 };
 
 // Calls `method` (registered as `name`) with `arguments` as its params through call_method,
-// inline, with the caller's id, session and cancellation. `text` is then the result's JSON
-// text (returns true) or the error object's (returns false); it points into `reply`.
+// inline, with the caller's id, session and cancellation (and, for a batch's operation, its
+// share of the batch's progress). `text` is then the result's JSON text (returns true) or the
+// error object's (returns false); it points into `reply`.
 inline bool call_tool_method(const Router& router, const Method& method, std::string_view name,
                              const Value* arguments, const Context& ctx, Buffer& reply,
-                             std::string_view& text) {
+                             std::string_view& text, const ProgressSlice* progress = nullptr) {
   Request request;
   request.id = inner_id;  // what the response is written with; the handler sees ctx.id()
   request.method = name;
@@ -260,7 +262,7 @@ inline bool call_tool_method(const Router& router, const Method& method, std::st
   ToolDeferred later(ctx.session());
   later.reset(ctx.stop_token(), limit);
   Context inner = ContextAccess::make(name, ctx.id(), ctx.stop_token(),
-                                      {&router, ctx.session(), &later, arguments, ctx.request_params().json()});
+                                      {&router, ctx.session(), &later, arguments, ctx.request_params().json(), progress});
   reply.clear();
   ResultWriter w(reply);
   if (!call_method(router.options(), method, request, inner, w, reply, limit)) {

@@ -83,7 +83,7 @@ inline void call_tool(const ToolTable& table, const Params& params, const Contex
   if (!name->IsString()) throw invalid({.param = "name", .reason = "expected a string"});
   if (arguments != nullptr && arguments->IsNull()) arguments = nullptr;
   if (arguments != nullptr && !arguments->IsObject() && !arguments->IsArray()) {
-    throw invalid({.param = "arguments", .reason = "expected an object"});
+    throw invalid({.param = "arguments", .reason = "expected an object (or an array, by position)"});
   }
 
   const Router& router = router_of(table, ctx);
@@ -93,7 +93,7 @@ inline void call_tool(const ToolTable& table, const Params& params, const Contex
   if (tool->batch) {
     bool success = false;
     bool cancelled = false;
-    std::string report = run_batch(table, arguments, ctx, success, cancelled);
+    std::string report = run_batch(table, tool_name, arguments, ctx, success, cancelled);
     if (cancelled) throw Error(ErrorCode::request_cancelled, Json::trusted(std::move(report)));
     write_content(out, table.options, report, !success);
     return;
