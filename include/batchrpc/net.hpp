@@ -67,7 +67,9 @@ class ServerCore;
  * idle connection is closed after `idle_timeout`; a client that does not take its replies
  * within `write_timeout` is closed; past `max_connections` new connections are refused (HTTP
  * `503` with `Retry-After`, WebSocket close `1013`, a stream one `-32093` error); a connection
- * with `max_in_flight` requests in flight is not read until replies go out.
+ * with `max_in_flight` requests in flight is not read until replies go out; a WebSocket or
+ * stream client that does not read the server's own messages is closed once 16 MiB of them
+ * wait to be sent.
  *
  * Shutdown (`shutdown()`, or the destructor): listeners close (a connection accepted as they
  * do, or still in its TLS handshake, is closed unserved); each connection stops reading and

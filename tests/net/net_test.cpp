@@ -959,6 +959,39 @@ TEST_SUITE("net: defences") {
     }
   }
 
+  TEST_CASE("a client that does not read the server's own messages is closed once 16 MiB of them wait") {
+    // Notifications are not backpressured as replies are: without the cap, 40 MiB of them
+    // would wait in memory until the write timeout (30 s here).
+    for (const bool websocket : {true, false}) {
+      CAPTURE(websocket);
+      Fixture f({.write_timeout = 30s});
+      std::atomic<bool> stormed{false};
+      f.router.add("storm", [&stormed](int n, rpc::Context& ctx) {
+        const std::string blob(std::size_t{1} << 20, 'z');
+        for (int i = 0; i < n; ++i) (void)ctx.peer().notify("blob", rpc::named("blob", blob));
+        stormed = true;
+        return n;
+      }, rpc::names("n"));
+      const int port = f.listen(websocket ? rpc::net::Protocol::http : rpc::net::Protocol::lines);
+      std::optional<WsClient> ws;
+      std::optional<StreamClient<netclient::tcp::socket>> lines;
+      const std::string storm = call("storm", "[40]", "1");
+      if (websocket) {
+        ws.emplace(f.io, port);
+        ws->send(storm);
+      } else {
+        lines.emplace(netclient::connect_tcp(f.io, port), false);
+        lines->send(storm);
+      }
+      const auto deadline = Clock::now() + 5s;
+      while ((!stormed || f.server->connections() > 0) && Clock::now() < deadline) {
+        std::this_thread::sleep_for(20ms);
+      }
+      CHECK(stormed);
+      CHECK(f.server->connections() == 0);  // closed at the cap, long before the write timeout
+    }
+  }
+
   TEST_CASE("shutdown finishes work in flight within the grace, then closes, and later work is cancelled") {
     Fixture f({.shutdown_grace = 2s});
     const int port = f.listen();

@@ -250,6 +250,11 @@ inline bool start_session(const ServerOptions& options, const ConnectionInfo& in
   }
 }
 
+// A client that does not read the server's own messages (progress, logs, requests) is closed
+// once this many bytes of them wait to be sent on its WebSocket or stream connection: unlike
+// replies, which max_in_flight bounds, a handler may send them without end.
+inline constexpr std::size_t kMaxQueuedOwnBytes = std::size_t{16} << 20;
+
 // The writer a connection attaches to its session for the server's own messages (rpc::Peer):
 // each message is posted to the connection's strand, where `take` queues it with the replies.
 // It holds the connection weakly (the connection owns the session), and refuses once the

@@ -48,7 +48,7 @@ class StreamConnection final : public Connection,
     const Protocol protocol = framer_.framing() == Framing::lines ? Protocol::lines : Protocol::content_length;
     // Attached before on_session, which may greet the client.
     session_.attach(outbound_to(hub_, this->shared_from_this(), socket_.get_executor(),
-                                [](StreamConnection& self, std::string message) { self.send(message); }));
+                                [](StreamConnection& self, std::string message) { self.send_own(message); }));
     if (!start_session(hub_.options, connection_info(socket_, protocol, false), session_)) return close();
     read_next();
   }
@@ -169,12 +169,23 @@ class StreamConnection final : public Connection,
     write_next();
   }
 
+  // A message of the server's own (rpc::Peer), queued with the replies.
+  void send_own(std::string_view message) {
+    if (closed_) return;
+    const std::size_t before = queued_.size();
+    rpc::detail::append_frame(queued_, framer_.framing(), message);
+    queued_own_bytes_ += queued_.size() - before;
+    if (queued_own_bytes_ > kMaxQueuedOwnBytes) return close();  // a client that does not read
+    write_next();
+  }
+
   // Replies queued while a write is out go together in the next one.
   void write_next() {
     if (writing_ || closed_ || queued_.empty()) return;
     writing_ = true;
     std::swap(queued_, sending_);
     sending_replies_ = std::exchange(queued_replies_, 0);
+    queued_own_bytes_ = 0;  // in sending_ now: what waits behind it is bounded
     write_deadline_.arm(hub_.options.write_timeout, [self = this->shared_from_this()] { self->close(); });
     asio::async_write(socket_, asio::buffer(sending_),
                       [self = this->shared_from_this()](const boost::system::error_code& error, std::size_t) {
@@ -235,6 +246,7 @@ class StreamConnection final : public Connection,
   std::size_t in_flight_ = 0;        // handed to the session, not answered yet
   std::size_t unwritten_ = 0;        // handed in, reply not written yet: what max_in_flight bounds
   std::size_t queued_replies_ = 0;   // replies (not frames of our own) in queued_
+  std::size_t queued_own_bytes_ = 0;  // of frames of our own in queued_
   std::size_t sending_replies_ = 0;  // replies in sending_
   bool reading_ = false;
   bool writing_ = false;

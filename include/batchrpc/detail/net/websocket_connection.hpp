@@ -133,7 +133,7 @@ class WebSocketConnection final : public Connection,
   void answered(std::optional<std::string> reply) {
     --in_flight_;
     if (reply && !closing_ && !input_ended_) {
-      queued_.push_back(std::move(*reply));  // unwritten until on_written
+      queued_.push_back({std::move(*reply)});  // unwritten until on_written
       write_next();
     } else {
       --unwritten_;
@@ -145,8 +145,10 @@ class WebSocketConnection final : public Connection,
   // A message of the server's own (rpc::Peer), queued with the replies and counted like one.
   void outbound(std::string message) {
     if (closing_ || input_ended_) return;
-    queued_.push_back(std::move(message));
+    queued_own_bytes_ += message.size();
+    queued_.push_back({std::move(message), true});
     ++unwritten_;
+    if (queued_own_bytes_ > kMaxQueuedOwnBytes) return close();  // a client that does not read
     write_next();
   }
 
@@ -157,7 +159,7 @@ class WebSocketConnection final : public Connection,
     // it while the client keeps sending).
     write_deadline_.arm(hub_.options.write_timeout, [self = this->shared_from_this()] { self->close(); });
     ws_.text(true);
-    ws_.async_write(asio::buffer(queued_.front()),
+    ws_.async_write(asio::buffer(queued_.front().text),
                     [self = this->shared_from_this()](const boost::system::error_code& error, std::size_t) {
                       self->on_written(error);
                     });
@@ -166,12 +168,14 @@ class WebSocketConnection final : public Connection,
   void on_written(const boost::system::error_code& error) {
     writing_ = false;
     write_deadline_.disarm();
+    if (queued_.front().own) queued_own_bytes_ -= queued_.front().text.size();
     queued_.pop_front();
     --unwritten_;
     if (error) {
       input_ended_ = true;
       unwritten_ -= queued_.size();
       queued_.clear();
+      queued_own_bytes_ = 0;
       if (in_flight_ > 0) cancel();
       return;
     }
@@ -227,7 +231,12 @@ class WebSocketConnection final : public Connection,
   Deadline write_deadline_;
   beast::flat_buffer buffer_;
   Session session_;
-  std::deque<std::string> queued_;  // replies in the order they completed; the front is being written
+  struct Outgoing {
+    std::string text;
+    bool own = false;  // a message of the server's own, not a reply
+  };
+  std::deque<Outgoing> queued_;  // replies in the order they completed; the front is being written
+  std::size_t queued_own_bytes_ = 0;  // of the server's own messages in queued_
   std::size_t in_flight_ = 0;  // handed to the session, not answered yet
   std::size_t unwritten_ = 0;  // handed in, reply not written yet: what max_in_flight bounds
   bool refusing_ = false;
