@@ -79,10 +79,11 @@ struct ToolsOptions {
  *   `{"content":[{"type":"text","text":"<R as JSON text>"}],"structuredContent":R,"isError":false}`
  *   (`structuredContent` only when `R` is an object and `ToolsOptions::structured_content`).
  *   A failure is answered with the very error object calling the method directly gives:
- *   `-32602` for bad arguments with `data.param`, `-32601` with `data.capability` for a tool
- *   whose capability the session lacks, the handler's own `rpc::Error`, `-32800` when
- *   cancelled. An unknown tool name is `-32602` with `data: {"param":"name","reason":...}`,
- *   as MCP does.
+ *   `-32602` for bad arguments (with `data.param` when the method names its parameters; one
+ *   that takes the arguments whole as a struct says the field in `data.reason`), `-32601` with
+ *   `data.capability` for a tool whose capability the session lacks, the handler's own
+ *   `rpc::Error`, `-32800` when cancelled. An unknown tool name is `-32602` with
+ *   `data: {"param":"name","reason":...}`, as MCP does.
  *
  * A tool runs through the same call path as a request for its method (`detail::call_method`):
  * the same binding, errors, exception hook and `rpc::Responder` handling, with the session's
