@@ -72,13 +72,16 @@ class ServerCore;
  * wait to be sent.
  *
  * Shutdown (`shutdown()`, or the destructor): listeners close (a connection accepted as they
- * do, or still in its TLS handshake, is closed unserved); each connection stops reading and
- * closes once its replies are written (WebSocket: close 1001). After `shutdown_grace`, what is still in flight is
- * cancelled: requests not started yet and those waiting on a `Responder` are answered
- * `-32800`, running handlers see their stop token (what they return is sent), and the
- * server's own requests still waiting for a client (`rpc::Peer::request`) are answered
- * `-32094`. After another `shutdown_grace`, the connections still open are closed. It returns
- * when every connection is gone, so it also waits for handlers that ignore their stop token.
+ * do, or still in its TLS handshake, is closed unserved); each connection closes once its
+ * replies are written (WebSocket: close 1001). Until then an HTTP connection reads no further
+ * request, while WebSocket and stream connections read on, so that the client's answers to the
+ * server's requests still reach the handlers waiting for them (what else the client sends
+ * meanwhile is served too). After `shutdown_grace`, what is still in flight is cancelled:
+ * requests not started yet and those waiting on a `Responder` are answered `-32800`, running
+ * handlers see their stop token (what they return is sent), the server's own requests still
+ * waiting for a client (`rpc::Peer::request`) are answered `-32094`, and nothing more is read.
+ * After another `shutdown_grace`, the connections still open are closed. It returns when every
+ * connection is gone, so it also waits for handlers that ignore their stop token.
  * A second call, on any thread, returns when the first has finished.
  *
  * A client that goes away: a WebSocket's requests in flight are cancelled; a stream's end of

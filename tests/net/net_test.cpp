@@ -637,6 +637,73 @@ TEST_SUITE("net: two-way") {
     CHECK(f.client_gone.load() == 1);
   }
 
+  // A shutdown's grace is for the work in flight, and a handler waiting for its client's answer
+  // is such work: WebSocket and stream connections read on until the grace ends.
+  template <class Client>
+  void answer_during_shutdown(Fixture& f, Client& client) {
+    client.send(call("ask_client", R"(["roots/list"])", "1"));
+    CHECK(client.receive() == R"({"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"asking"}})");
+    CHECK(client.receive() == R"({"jsonrpc":"2.0","id":"srv-1","method":"roots/list","params":{}})");
+    const auto start = Clock::now();
+    std::thread stopping([&] { f.server->shutdown(); });
+    std::this_thread::sleep_for(200ms);
+    client.send(R"({"jsonrpc":"2.0","id":"srv-1","result":{"roots":[]}})");
+    CHECK(client.receive() == result("1", R"({"roots":[]})"));
+    if constexpr (std::is_same_v<Client, WsClient>) {
+      CHECK_FALSE(client.receive());
+      CHECK(client.close_code() == 1001);
+    } else {
+      CHECK(client.closed_by_server());
+    }
+    stopping.join();
+    CHECK(Clock::now() - start < 5s);  // as soon as the handler was answered, not after the grace
+    CHECK(f.client_gone.load() == 0);
+  }
+
+  TEST_CASE("during a shutdown's grace the client's answer still reaches the handler waiting for it") {
+    Fixture f({.shutdown_grace = 10s});
+    SUBCASE("WebSocket") {
+      WsClient ws(f.io, f.listen());
+      answer_during_shutdown(f, ws);
+    }
+    SUBCASE("lines") {
+      StreamClient client(netclient::connect_tcp(f.io, f.listen(rpc::net::Protocol::lines)), false);
+      answer_during_shutdown(f, client);
+    }
+    SUBCASE("Content-Length") {
+      StreamClient client(netclient::connect_tcp(f.io, f.listen(rpc::net::Protocol::content_length)), true);
+      answer_during_shutdown(f, client);
+    }
+  }
+
+  TEST_CASE("past a shutdown's grace a request to the client is answered -32094, and its call -32800") {
+    for (const auto protocol : {rpc::net::Protocol::http, rpc::net::Protocol::lines}) {
+      CAPTURE(static_cast<int>(protocol));
+      Fixture f({.shutdown_grace = 200ms});
+      std::optional<WsClient> ws;
+      std::optional<StreamClient<netclient::tcp::socket>> lines;
+      const int port = f.listen(protocol);
+      const auto receive = [&] { return ws ? ws->receive() : lines->receive(); };
+      const std::string ask = call("ask_client", R"(["roots/list"])", "1");
+      if (protocol == rpc::net::Protocol::http) {
+        ws.emplace(f.io, port);
+        ws->send(ask);
+      } else {
+        lines.emplace(netclient::connect_tcp(f.io, port), false);
+        lines->send(ask);
+      }
+      CHECK(receive());
+      CHECK(receive() == R"({"jsonrpc":"2.0","id":"srv-1","method":"roots/list","params":{}})");
+      const auto start = Clock::now();
+      f.server->shutdown();  // the client never answers
+      const auto took = Clock::now() - start;
+      CHECK(took >= 200ms);
+      CHECK(took < 3s);
+      CHECK(receive() == cancelled("1"));
+      CHECK(f.client_gone.load() == 1);  // the handler heard -32094
+    }
+  }
+
   TEST_CASE("a stream client that stops sending still hears from a handler that is still running") {
     Fixture f;
     f.router.add("late", [](rpc::Context& ctx) {

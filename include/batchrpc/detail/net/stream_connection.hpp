@@ -63,7 +63,7 @@ class StreamConnection final : public Connection,
     asio::post(socket_.get_executor(), [self = this->shared_from_this()] { self->drain(); });
   }
   void post_cancel() override {
-    asio::post(socket_.get_executor(), [self = this->shared_from_this()] { self->cancel(); });
+    asio::post(socket_.get_executor(), [self = this->shared_from_this()] { self->cut_off(); });
   }
   void post_close() override {
     asio::post(socket_.get_executor(), [self = this->shared_from_this()] { self->close(); });
@@ -205,15 +205,25 @@ class StreamConnection final : public Connection,
   }
 
   void close_when_done() {
-    if (input_ended_ && in_flight_ == 0 && !writing_ && queued_.empty()) close();
+    if ((input_ended_ || draining_) && in_flight_ == 0 && !writing_ && queued_.empty()) close();
   }
 
+  // Shutdown: closes once nothing is in flight. Until then reading goes on, so that the
+  // client's answers to the server's requests still reach the handlers waiting for them.
   void drain() {
     if (closed_) return;
-    input_ended_ = true;  // messages already read are still answered
-    if (reading_) {
-      shut_socket(socket_, asio::socket_base::shutdown_receive);  // the pending read ends now
-    }
+    draining_ = true;
+    close_when_done();
+  }
+
+  // Shutdown past its grace: what is in flight is cancelled, the server's requests still
+  // waiting for the client are answered -32094 (detach), and nothing more is read.
+  void cut_off() {
+    if (closed_) return;
+    cancel();
+    session_.detach();
+    input_ended_ = true;  // what was read is still answered
+    if (reading_) shut_socket(socket_, asio::socket_base::shutdown_receive);  // the read ends now
     close_when_done();
   }
 
@@ -251,6 +261,7 @@ class StreamConnection final : public Connection,
   bool reading_ = false;
   bool writing_ = false;
   bool input_ended_ = false;
+  bool draining_ = false;  // shutting down: closes once nothing is in flight
   bool closed_ = false;
 };
 

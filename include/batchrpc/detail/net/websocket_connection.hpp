@@ -75,7 +75,7 @@ class WebSocketConnection final : public Connection,
     asio::post(ws_.get_executor(), [self = this->shared_from_this()] { self->drain(); });
   }
   void post_cancel() override {
-    asio::post(ws_.get_executor(), [self = this->shared_from_this()] { self->cancel(); });
+    asio::post(ws_.get_executor(), [self = this->shared_from_this()] { self->cut_off(); });
   }
   void post_close() override {
     asio::post(ws_.get_executor(), [self = this->shared_from_this()] { self->close(); });
@@ -95,7 +95,7 @@ class WebSocketConnection final : public Connection,
   }
 
   void read_next() {
-    if (reading_ || closing_ || draining_) return;
+    if (reading_ || closing_ || cut_off_) return;
     if (unwritten_ >= hub_.options.max_in_flight) return;  // resumed when a reply is written
     reading_ = true;
     ws_.async_read(buffer_, [self = this->shared_from_this()](const boost::system::error_code& error,
@@ -110,6 +110,7 @@ class WebSocketConnection final : public Connection,
       if (in_flight_ > 0) cancel();  // nobody will read the replies
       return;
     }
+    if (cut_off_) return;  // past the shutdown's grace: nothing more is taken
     if (!ws_.got_text()) return close_with(websocket::close_code::unknown_data);  // 1003
     std::string message = beast::buffers_to_string(buffer_.data());
     buffer_.clear();
@@ -197,6 +198,8 @@ class WebSocketConnection final : public Connection,
 
   // The close frame is sent once the replies are; a peer that does not answer it within
   // kCloseWait is not waited for longer (it has the frame; shutdown need not wait for it).
+  // Until then reading goes on, so that the client's answers to the server's requests still
+  // reach the handlers waiting for them.
   void drain() {
     draining_ = true;
     ws_.set_option(websocket::stream_base::timeout{
@@ -210,6 +213,15 @@ class WebSocketConnection final : public Connection,
   void cancel() {
     session_.cancel_all();
     rpc::detail::answer_waiting_in(session_);
+  }
+
+  // Shutdown past its grace: what is in flight is cancelled, the server's requests still
+  // waiting for the client are answered -32094 (detach), and nothing more is read.
+  void cut_off() {
+    if (closed_) return;
+    cut_off_ = true;
+    cancel();
+    session_.detach();
   }
 
   // Closes the socket under the WebSocket stream: every pending operation ends.
@@ -246,6 +258,7 @@ class WebSocketConnection final : public Connection,
   bool writing_ = false;
   bool input_ended_ = false;
   bool draining_ = false;
+  bool cut_off_ = false;  // past the shutdown's grace: no message is read any more
   bool closing_ = false;  // a close frame was sent, or the socket closed
   bool closed_ = false;   // the socket is closed
 };
