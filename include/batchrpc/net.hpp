@@ -68,8 +68,8 @@ class ServerCore;
  * within `write_timeout` is closed; past `max_connections` new connections are refused (HTTP
  * `503` with `Retry-After`, WebSocket close `1013`, a stream one `-32093` error); a connection
  * with `max_in_flight` requests in flight is not read until replies go out; a WebSocket or
- * stream client that does not read the server's own messages is closed once 16 MiB of them
- * wait to be sent.
+ * stream client that falls behind the server's own messages (does not read them, or reads them
+ * slower than they come) is closed once 16 MiB of them wait to be sent.
  *
  * Shutdown (`shutdown()`, or the destructor): listeners close (a connection accepted as they
  * do, or still in its TLS handshake, is closed unserved); each connection closes once its

@@ -41,9 +41,10 @@ namespace rpc::inline BATCHRPC_ABI {
  * Inside the MCP `batch` tool (rpc::Tools), the operations share the batch's token, so their
  * reports are one sequence: operation k of n (from 0) reports `done` of `total` as
  * `k + done / total` of `n` (just `k` when it gives no total), and the batch itself reports
- * `k + 1` of `n`, with the tool's name, as each operation ends. Under LSP the batch sends
- * `begin` (titled with its tool's name) as it starts and `end` after its last operation; an
- * operation's `begin` and `end` send nothing.
+ * `k + 1` of `n`, with the tool's name, as each operation ends (unless the operation's own
+ * reports got there: MCP's must rise). Under LSP the batch sends `begin` (titled with its
+ * tool's name) as it starts and `end` after its last operation; an operation's `begin` and
+ * `end` send nothing.
  *
  * Lifetime and thread-safety: a handle, cheap to copy; copies share their state (begun,
  * ended, the last `done`) and may be kept past the handler, in a `Responder`'s continuation

@@ -124,9 +124,9 @@ struct ToolsOptions {
  *   `maxOperations` says) is `-32602` with `data.max`, and nothing runs; so is any malformed
  *   argument or operation (`data.operationIndex` names the operation) and an `operations`
  *   string that is not valid JSON.
- * - An operation naming the batch tool itself, an unknown tool, or a tool the session may not
- *   call fails that operation only (with the error `tools/call` would give) unless
- *   `stopOnError`, which stops after the first failed operation.
+ * - An operation naming a batch tool (batches do not nest), an unknown tool, or a tool the
+ *   session may not call fails that operation only (with the error `tools/call` would give)
+ *   unless `stopOnError`, which stops after the first failed operation.
  * - Cancelling the `tools/call` request stops the batch between operations (a running one
  *   sees the cancellation through its context). If that left the batch unfinished, the reply
  *   is `-32800 Request cancelled` with the report above as `data`, so the client learns what

@@ -694,12 +694,14 @@ TEST_SUITE("net: two-way") {
       }
       CHECK(receive());
       CHECK(receive() == R"({"jsonrpc":"2.0","id":"srv-1","method":"roots/list","params":{}})");
+      if (lines) lines->write_raw(call("add", "[1,2]", "2"));  // a line never finished: not taken
       const auto start = Clock::now();
       f.server->shutdown();  // the client never answers
       const auto took = Clock::now() - start;
       CHECK(took >= 200ms);
       CHECK(took < 3s);
       CHECK(receive() == cancelled("1"));
+      if (lines) CHECK(lines->closed_by_server());  // and nothing after it
       CHECK(f.client_gone.load() == 1);  // the handler heard -32094
     }
   }
@@ -1249,6 +1251,31 @@ TEST_SUITE("net: defences") {
       CHECK(ending.aborted);
       CHECK(ending.stderr_text.find(rule) != std::string::npos);
     }
+  }
+
+  TEST_CASE("shutdown from a handler of another server on a shared executor is fine") {
+    const death::Ending ending = death::in_child([] {
+      ::alarm(10);
+      rpc::ThreadPool pool(2);
+      rpc::Router main_router;
+      rpc::Router admin_router;
+      rpc::net::Server main_server(main_router, {.executor = &pool});
+      rpc::net::Server admin(admin_router, {.executor = &pool});
+      admin_router.add("stop_main", [&main_server] {
+        main_server.shutdown();
+        return true;
+      });
+      main_server.listen("127.0.0.1", 0);
+      main_server.start();
+      const int port = admin.listen("127.0.0.1", 0, rpc::net::Protocol::lines);
+      admin.start();
+      asio::io_context io;
+      StreamClient client(netclient::connect_tcp(io, port), false);
+      if (client.call(call("stop_main", "[]", "1")) != result("1", "true")) std::abort();
+    });
+    CAPTURE(ending.stderr_text);
+    CHECK_FALSE(ending.aborted);
+    CHECK(ending.stderr_text.empty());
   }
 #endif
 }

@@ -134,11 +134,11 @@ class ServerCore {
 
  private:
   // Whether this thread is one of the server's I/O threads, or runs a handler on the server's
-  // executor (known in debug builds only; a user's executor may run other sessions' too).
+  // own pool (known in debug builds only). A user's executor is not asked: it may run the
+  // handlers of other servers and sessions, from which a shutdown is fine.
   bool on_a_server_thread() const {
     const Executor* handler_executor = rpc::detail::running_handler_executor();
-    return io_.runs_in_this_thread() ||
-           (handler_executor != nullptr && handler_executor == hub_.session_options.executor);
+    return io_.runs_in_this_thread() || (own_pool_ != nullptr && handler_executor == own_pool_.get());
   }
 
   static std::size_t threads_or_hardware(std::size_t threads) {

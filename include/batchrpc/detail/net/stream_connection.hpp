@@ -107,7 +107,7 @@ class StreamConnection final : public Connection,
       // The client can answer nothing more, but handlers still running may still write to it
       // (their progress, logs) until the connection closes, which detaches.
       session_.end_input();
-      framer_.finish(*this);
+      if (!cut_off_) framer_.finish(*this);  // cut off: a message begun is not taken
       close_when_done();
       return;
     }
@@ -222,6 +222,7 @@ class StreamConnection final : public Connection,
     if (closed_) return;
     cancel();
     session_.detach();
+    cut_off_ = true;
     input_ended_ = true;  // what was read is still answered
     if (reading_) shut_socket(socket_, asio::socket_base::shutdown_receive);  // the read ends now
     close_when_done();
@@ -262,6 +263,7 @@ class StreamConnection final : public Connection,
   bool writing_ = false;
   bool input_ended_ = false;
   bool draining_ = false;  // shutting down: closes once nothing is in flight
+  bool cut_off_ = false;   // past the shutdown's grace: nothing more is read
   bool closed_ = false;
 };
 
