@@ -40,7 +40,8 @@ namespace rpc::inline BATCHRPC_ABI {
  *
  * Inside the MCP `batch` tool (rpc::Tools), the operations share the batch's token, so their
  * reports are one sequence: operation k of n (from 0) reports `done` of `total` as
- * `k + done / total` of `n` (just `k` when it gives no total), and the batch itself reports
+ * `k + done / total` of `n` (`k + done / (done + 1)` when it gives no total, so that a count
+ * that rises still rises), and the batch itself reports
  * `k + 1` of `n`, with the tool's name, as each operation ends (unless the operation's own
  * reports got there: MCP's must rise). Under LSP the batch sends `begin` (titled with its
  * tool's name) as it starts and `end` after its last operation; an operation's `begin` and
@@ -85,15 +86,12 @@ class Progress {
 
  private:
   struct State;
-  // Where an operation's reports land on its batch's scale: [start, start + width] of total.
+  // Where an operation's reports land on its batch's scale: [start, start + 1] of total.
+  // (Batches do not nest: a batch's own Progress is never an operation's.)
   struct Range {
     double start = 0;
-    double width = 0;
     double total = 0;  // 0: not inside a batch
   };
-
-  // For a batch's operation k of n: the same state, and its part of the batch's range.
-  [[nodiscard]] BATCHRPC_DECL Range share(std::size_t k, std::size_t n) const noexcept;
 
   Peer peer_;
   Dialect dialect_ = Dialect::none;

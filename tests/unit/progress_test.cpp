@@ -201,6 +201,40 @@ TEST_SUITE("progress: MCP and LSP") {
     }
   }
 
+  TEST_CASE("a batch's operation that reports counts with no total still rises, under MCP") {
+    rpc::Router router;
+    router.add("count", [](int n, rpc::Context& ctx) {
+      const rpc::Progress progress(ctx);
+      for (int i = 0; i <= n; ++i) progress.report(i);  // 0 lands on the batch's last report
+      return n;
+    }, rpc::names("n"));
+    router.add("quiet", [] { return 0; });
+    rpc::Tools tools{router};
+    tools.expose("count");
+    tools.expose("quiet");
+    tools.add_batch_tool();
+    Wire wire;
+    rpc::Session session{router};
+    session.attach(wire.writer());
+    const auto reply = session.handle(
+        R"({"jsonrpc":"2.0","method":"tools/call","id":1,"params":{"name":"batch","_meta":{"progressToken":"m"},)"
+        R"("arguments":{"operations":[{"tool":"quiet"},{"tool":"count","arguments":{"n":3}}]}}})");
+    REQUIRE(reply);
+    CHECK(reply->find(R"("isError":false)") != std::string::npos);
+    const auto progress = [](std::string_view fields) {
+      return notification("notifications/progress", R"({"progressToken":"m",)" + std::string(fields) + "}");
+    };
+    // Operation 1 of 2 reports i as 1 + i / (i + 1): 1 (dropped: not above 1), 1.5, 1.666..,
+    // 1.75; then the batch's own 2 of 2.
+    const std::vector<std::string> sent = wire.taken();
+    REQUIRE(sent.size() == 5);
+    CHECK(sent[0] == progress(R"("progress":1,"total":2,"message":"quiet")"));
+    CHECK(sent[1] == progress(R"("progress":1.5,"total":2)"));
+    CHECK(sent[2].find(R"("progress":1.66666)") != std::string::npos);
+    CHECK(sent[3] == progress(R"("progress":1.75,"total":2)"));
+    CHECK(sent[4] == progress(R"("progress":2,"total":2,"message":"count")"));
+  }
+
   TEST_CASE("a Progress kept past its session sends nothing and stays safe") {
     std::optional<rpc::Progress> kept;
     {

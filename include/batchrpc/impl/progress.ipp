@@ -80,18 +80,11 @@ BATCHRPC_DECL Progress::Progress(const Context& ctx) : peer_(ctx.peer()) {
   const detail::ProgressSlice* slice = detail::ContextAccess::progress_slice(ctx);
   if (slice != nullptr && slice->whole->state_ != nullptr) {
     state_ = slice->whole->state_;
-    range_ = slice->whole->share(slice->index, slice->count);
+    range_ = {static_cast<double>(slice->index), static_cast<double>(slice->count)};
     return;
   }
   state_ = std::make_shared<State>();
   state_->title = std::string(ctx.method());
-}
-
-BATCHRPC_DECL Progress::Range Progress::share(std::size_t k, std::size_t n) const noexcept {
-  const auto count = static_cast<double>(n);
-  // A batch not itself inside one spans 0..n; one nested in another's operation, its part.
-  const Range outer = range_.total > 0 ? range_ : Range{0, count, count};
-  return {outer.start + outer.width * static_cast<double>(k) / count, outer.width / count, outer.total};
 }
 
 BATCHRPC_DECL bool Progress::begin(std::string_view title, std::string_view message, bool cancellable) const {
@@ -118,7 +111,8 @@ BATCHRPC_DECL bool Progress::begin(std::string_view title, std::string_view mess
 BATCHRPC_DECL bool Progress::report(double done, double total, std::string_view message) const {
   if (!wanted() || !std::isfinite(done) || !std::isfinite(total)) return false;
   if (range_.total > 0) {  // an operation of a batch: its part of the batch's scale
-    done = range_.start + range_.width * (total > 0 ? std::clamp(done / total, 0.0, 1.0) : 0.0);
+    const double part = total > 0 ? done / total : std::max(done, 0.0) / (std::max(done, 0.0) + 1);
+    done = range_.start + std::clamp(part, 0.0, 1.0);
     total = range_.total;
   }
   bool needs_begin = false;
