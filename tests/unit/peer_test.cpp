@@ -270,7 +270,7 @@ TEST_SUITE("peer: two-way sessions") {
     CHECK(session.peer().waiting() == 0);
   }
 
-  TEST_CASE("requests waiting when the connection ends are answered -32094, a kept Peer stays safe") {
+  TEST_CASE("requests waiting when the session ends are answered -32094, a kept Peer stays safe") {
     Fixture f;
     std::optional<rpc::Peer> kept;
     std::optional<std::string> reply;
@@ -289,13 +289,26 @@ TEST_SUITE("peer: two-way sessions") {
     const rpc::Reply gone = pending.get();
     REQUIRE(gone.error() != nullptr);
     CHECK(gone.error()->code() == static_cast<int>(rpc::ErrorCode::client_unavailable));
-    CHECK(reply == R"({"jsonrpc":"2.0","id":1,"error":{"code":-32094,"message":"the connection to the client ended before it answered"}})");
+    CHECK(reply == R"({"jsonrpc":"2.0","id":1,"error":{"code":-32094,"message":"the session ended before the client answered"}})");
     CHECK_FALSE(kept->connected());
     CHECK_FALSE(kept->notify("after"));
     const rpc::Reply after = kept->request("after").get();
     REQUIRE(after.error() != nullptr);
     CHECK(after.error()->code() == -32094);
     CHECK(rpc::Peer().request("none").get().error()->code() == -32094);
+  }
+
+  TEST_CASE("requests waiting when the transport detaches hear that the connection ended") {
+    Fixture f;
+    Wire wire;
+    rpc::Session session{f.router};
+    session.attach(wire.writer());
+    auto pending = session.peer().request("slow");
+    session.detach();
+    const rpc::Reply gone = pending.get();
+    REQUIRE(gone.error() != nullptr);
+    CHECK(gone.error()->code() == -32094);
+    CHECK(gone.error()->message() == "the connection to the client ended before it answered");
   }
 
   TEST_CASE("a request past its timeout is answered -32095, and its late Response is dropped as unmatched") {

@@ -139,7 +139,8 @@ BATCHRPC_DECL void PeerChannel::detach(bool forever) {
   }
   for (auto& [n, entry] : waiting) {
     if (entry.due != PeerTimer::Clock::time_point{}) PeerTimer::instance().remove(entry.due, this, n);
-    deliver(entry.done, unavailable_reply("the connection to the client ended before it answered"));
+    deliver(entry.done, unavailable_reply(forever ? "the session ended before the client answered"
+                                                  : "the connection to the client ended before it answered"));
   }
 }
 
