@@ -29,12 +29,12 @@
 
 namespace rpc::inline BATCHRPC_ABI::detail {
 
-// An id as a lookup key: strings by their text, numbers by value (1 and 1.0 are one key).
-// False for ids that cannot be looked up (null, or not an id at all).
 BATCHRPC_DECL const Executor* running_handler_executor() noexcept {
   return running_handler_of != nullptr ? running_handler_of->executor : nullptr;
 }
 
+// An id as a lookup key: strings by their text, numbers by value (1 and 1.0 are one key).
+// False for ids that cannot be looked up (null, or not an id at all).
 BATCHRPC_DECL bool id_key(const Value& id, std::string& key) {
   key.clear();
   if (id.IsString()) {
