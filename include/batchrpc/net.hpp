@@ -67,9 +67,11 @@ class ServerCore;
  * idle connection is closed after `idle_timeout`; a client that does not take its replies
  * within `write_timeout` is closed; past `max_connections` new connections are refused (HTTP
  * `503` with `Retry-After`, WebSocket close `1013`, a stream one `-32093` error); a connection
- * with `max_in_flight` requests in flight is not read until replies go out; a WebSocket or
- * stream client that falls behind the server's own messages (does not read them, or reads them
- * slower than they come) is closed once 16 MiB of them wait to be sent.
+ * with `max_in_flight` messages in flight starts no more until replies go out (a WebSocket or
+ * stream one still takes the client's answers to the server's requests and cancellations at
+ * once, and holds up to 1 MiB of other messages: see ServerOptions::max_in_flight); a
+ * WebSocket or stream client that falls behind the server's own messages (does not read them,
+ * or reads them slower than they come) is closed once 16 MiB of them wait to be sent.
  *
  * Shutdown (`shutdown()`, or the destructor): listeners close (a connection accepted as they
  * do, or still in its TLS handshake, is closed unserved); each connection closes once its
@@ -77,11 +79,12 @@ class ServerCore;
  * request, while WebSocket and stream connections read on, so that the client's answers to the
  * server's requests still reach the handlers waiting for them (what else the client sends
  * meanwhile is served too). After `shutdown_grace`, what is still in flight is cancelled:
- * requests not started yet and those waiting on a `Responder` are answered `-32800`, running
- * handlers see their stop token (what they return is sent), the server's own requests still
- * waiting for a client (`rpc::Peer::request`) are answered `-32094`, and nothing more is read.
- * After another `shutdown_grace`, the connections still open are closed. It returns when every
- * connection is gone, so it also waits for handlers that ignore their stop token.
+ * requests not started yet (those held at the in-flight cap go in first) and those waiting on a
+ * `Responder` are answered `-32800`, running handlers see their stop token (what they return
+ * is sent), the server's own requests still waiting for a client (`rpc::Peer::request`) are
+ * answered `-32094`, and nothing more is read. After another `shutdown_grace`, the connections
+ * still open are closed. It returns when every connection is gone, so it also waits for
+ * handlers that ignore their stop token.
  * A second call, on any thread, returns when the first has finished.
  *
  * A client that goes away: a WebSocket's requests in flight are cancelled; a stream's end of

@@ -115,8 +115,16 @@ struct ServerOptions {
   /// Connections served at once. Past it, a new connection is refused: HTTP `503` with
   /// `Retry-After`, WebSocket close `1013`, a stream one `-32093` error, then closed.
   std::size_t max_connections = 10'000;
-  /// Requests a connection may have in flight (HTTP: answered or not, in pipelining order).
-  /// At the cap, the connection is not read until replies go out: backpressure, no queue.
+  /// Messages a connection may have in flight (HTTP: requests, answered or not, in pipelining
+  /// order); 0 counts as 1. At the cap an HTTP connection is not read until replies go out.
+  /// A WebSocket or stream one reads on: what carries no new work goes in at once (the
+  /// client's answers to the server's requests, which handlers in flight may be waiting for,
+  /// and cancellations; a batch that mixes answers with requests too, while a handler waits on
+  /// the client); other messages are held, in order, until replies go out. Past 1 MiB
+  /// held it is not read either (backpressure, not a queue), unless a handler waits on the
+  /// client's answer (rpc::Peer::request): then it reads on, and closes a client that sends
+  /// more work past 4 MiB held. A cancellation of a held request goes in before its target,
+  /// so it does not reach it.
   std::size_t max_in_flight = 64;
   /// The `Retry-After` of a refused HTTP connection.
   std::chrono::seconds retry_after{1};

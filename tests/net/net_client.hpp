@@ -190,6 +190,7 @@ class StreamClient {
   void write_raw(std::string_view bytes) { asio::write(socket_, asio::buffer(bytes.data(), bytes.size())); }
   // Ends what this client sends; it still reads.
   void shutdown_send() { socket_.shutdown(asio::socket_base::shutdown_send); }
+  Socket& socket() { return socket_; }
 
   // The next message; nothing at the end of the stream or after the read timeout.
   std::optional<std::string> receive() {

@@ -4,6 +4,7 @@
 // backpressure, and shutdown with work in flight.
 #include <batchrpc/batchrpc.hpp>
 #include <batchrpc/detail/checks.hpp>  // BATCHRPC_CHECKS_ENABLED
+#include <batchrpc/detail/net/new_work.hpp>
 #include <batchrpc/net.hpp>
 
 #include <unistd.h>
@@ -618,6 +619,103 @@ TEST_SUITE("net: two-way") {
     }
   }
 
+  // Every call in flight waits on the client, and requests come before the client's answers
+  // (more of them than the cap): the connection still reads the answers; the requests wait,
+  // then are served.
+  template <class Client>
+  void answer_at_the_cap(Client& client, int cap) {
+    for (int i = 1; i <= cap; ++i) client.send(call("ask_client", R"(["roots/list"])", std::to_string(i)));
+    for (int i = cap + 1; i <= cap + 3; ++i) client.send(call("add", "[1,2]", std::to_string(i)));  // held
+    std::vector<std::string> asked;
+    for (int i = 0; i < 2 * cap; ++i) asked.push_back(client.receive().value_or("<none>"));  // notes, requests
+    std::sort(asked.begin(), asked.end());
+    std::vector<std::string> expected;
+    for (int i = 1; i <= cap; ++i) {
+      expected.push_back(R"({"jsonrpc":"2.0","id":"srv-)" + std::to_string(i) + R"(","method":"roots/list","params":{}})");
+    }
+    for (int i = 1; i <= cap; ++i) {
+      expected.push_back(R"({"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"asking"}})");
+    }
+    CHECK(asked == expected);
+    // The first answer alone, the rest in a batch with a request: a batch holding an answer
+    // goes in at once too.
+    client.send(R"({"jsonrpc":"2.0","id":"srv-1","result":{"roots":[]}})");
+    std::string batch = "[";
+    for (int i = 2; i <= cap; ++i) batch += R"({"jsonrpc":"2.0","id":"srv-)" + std::to_string(i) + R"(","result":{"roots":[]}},)";
+    batch += call("add", "[2,2]", "99") + "]";
+    client.send(batch);
+    std::vector<std::string> replies;
+    for (int i = 0; i < cap + 4; ++i) replies.push_back(client.receive().value_or("<none>"));
+    std::sort(replies.begin(), replies.end());
+    std::vector<std::string> want;
+    for (int i = 1; i <= cap; ++i) want.push_back(result(std::to_string(i), R"({"roots":[]})"));
+    for (int i = cap + 1; i <= cap + 3; ++i) want.push_back(result(std::to_string(i), "3"));
+    want.push_back("[" + result("99", "4") + "]");
+    std::sort(want.begin(), want.end());
+    CHECK(replies == want);
+  }
+
+  TEST_CASE("at the in-flight cap the client's answers still reach the handlers waiting for them") {
+    for (const int cap : {1, 2}) {
+      CAPTURE(cap);
+      Fixture f({.max_in_flight = static_cast<std::size_t>(cap)});
+      SUBCASE("WebSocket") {
+        WsClient ws(f.io, f.listen());
+        answer_at_the_cap(ws, cap);
+      }
+      SUBCASE("lines") {
+        StreamClient client(netclient::connect_tcp(f.io, f.listen(rpc::net::Protocol::lines)), false);
+        answer_at_the_cap(client, cap);
+      }
+      SUBCASE("Content-Length") {
+        StreamClient client(netclient::connect_tcp(f.io, f.listen(rpc::net::Protocol::content_length)), true);
+        answer_at_the_cap(client, cap);
+      }
+      CHECK(f.client_gone.load() == 0);
+    }
+  }
+
+  TEST_CASE("at the in-flight cap a stream client that stops sending is still seen to go") {
+    // Its answers will not come: the handler waiting hears -32094; what was held is served.
+    Fixture f({.max_in_flight = 1});
+    StreamClient client(netclient::connect_tcp(f.io, f.listen(rpc::net::Protocol::lines)), false);
+    client.send(call("ask_client", R"(["roots/list"])", "1"));
+    client.send(call("add", "[1,2]", "2"));
+    client.send(call("add", "[2,2]", "3"));
+    CHECK(client.receive());  // the note
+    CHECK(client.receive() == R"({"jsonrpc":"2.0","id":"srv-1","method":"roots/list","params":{}})");
+    client.shutdown_send();
+    CHECK(client.receive() == error("1", -32094, "the client's input ended before it answered"));
+    CHECK(client.receive() == result("2", "3"));
+    CHECK(client.receive() == result("3", "4"));
+    CHECK(client.closed_by_server());
+    CHECK(f.client_gone.load() == 1);
+  }
+
+  TEST_CASE("at the in-flight cap a client that sends work past the hold, not its answers, is closed") {
+    Fixture f({.max_in_flight = 1});
+    StreamClient client(netclient::connect_tcp(f.io, f.listen(rpc::net::Protocol::lines)), false);
+    client.send(call("ask_client", R"(["roots/list"])", "1"));
+    CHECK(client.receive());  // the note
+    CHECK(client.receive() == R"({"jsonrpc":"2.0","id":"srv-1","method":"roots/list","params":{}})");
+    std::string flood;  // 6 MiB of requests, past the 4 MiB held while the server waits
+    const std::string padded = call("add", "[1,2]", "\"" + std::string(1000, 'p') + "\"") + "\n";
+    while (flood.size() < (std::size_t{6} << 20)) flood += padded;
+    // Written without blocking, so that a server that stopped reading fails the test, not hangs it.
+    client.socket().non_blocking(true);
+    std::size_t written = 0;
+    const auto deadline = Clock::now() + 5s;
+    while (f.server->connections() > 0 && Clock::now() < deadline) {
+      boost::system::error_code error;
+      if (written < flood.size()) written += client.socket().write_some(asio::buffer(flood.data() + written, flood.size() - written), error);
+      if (error && error != asio::error::would_block) break;  // the server closed the connection
+      std::this_thread::sleep_for(1ms);
+    }
+    while (f.server->connections() > 0 && Clock::now() < deadline) std::this_thread::sleep_for(10ms);
+    CHECK(f.server->connections() == 0);
+    CHECK(f.client_gone.load() == 1);  // the handler heard -32094
+  }
+
   TEST_CASE("a client that leaves with the server's request unanswered: the handler hears -32094") {
     Fixture f;
     SUBCASE("WebSocket") {
@@ -703,6 +801,30 @@ TEST_SUITE("net: two-way") {
       CHECK(receive() == cancelled("1"));
       if (lines) CHECK(lines->closed_by_server());  // and nothing after it
       CHECK(f.client_gone.load() == 1);  // the handler heard -32094
+    }
+  }
+
+  TEST_CASE("past a shutdown's grace, requests held at the in-flight cap are answered -32800 too") {
+    for (const auto protocol : {rpc::net::Protocol::http, rpc::net::Protocol::lines}) {
+      CAPTURE(static_cast<int>(protocol));
+      Fixture f({.max_in_flight = 1, .shutdown_grace = 200ms});
+      std::optional<WsClient> ws;
+      std::optional<StreamClient<netclient::tcp::socket>> lines;
+      const int port = f.listen(protocol);
+      if (protocol == rpc::net::Protocol::http) {
+        ws.emplace(f.io, port);
+      } else {
+        lines.emplace(netclient::connect_tcp(f.io, port), false);
+      }
+      const auto send = [&](const std::string& message) { ws ? ws->send(message) : lines->send(message); };
+      const auto receive = [&] { return ws ? ws->receive() : lines->receive(); };
+      send(call("sleep", "[10000]", "1"));
+      send(call("sleep", "[10000]", "2"));  // held
+      std::this_thread::sleep_for(100ms);
+      f.server->shutdown();
+      std::vector<std::string> replies{receive().value_or("<none>"), receive().value_or("<none>")};
+      std::sort(replies.begin(), replies.end());
+      CHECK(replies == std::vector<std::string>{cancelled("1"), cancelled("2")});
     }
   }
 
@@ -944,7 +1066,7 @@ TEST_SUITE("net: defences") {
     CHECK(served->body() == result("2", "4"));
   }
 
-  TEST_CASE("at the in-flight cap a connection is not read until replies go out") {
+  TEST_CASE("at the in-flight cap a connection takes no more requests until replies go out") {
     for (const auto protocol : {rpc::net::Protocol::lines, rpc::net::Protocol::http}) {
       CAPTURE(static_cast<int>(protocol));
       Fixture f({.max_in_flight = 2});
@@ -977,6 +1099,105 @@ TEST_SUITE("net: defences") {
         for (int i = 1; i <= 6; ++i) CHECK(got[static_cast<std::size_t>(i - 1)] == result(std::to_string(i), "true"));
       }
       CHECK(f.gate.count() == 6);
+    }
+  }
+
+  // An answer nobody waits for does not carry a batch's requests past the cap.
+  template <class Client>
+  void mixed_batches_wait_at_the_cap(Fixture& f, Client& client) {
+    for (int i = 1; i <= 6; ++i) {
+      client.send("[" + call("gate", "[]", std::to_string(i)) + R"(,{"jsonrpc":"2.0","id":"srv-9","result":1}])");
+    }
+    REQUIRE(f.gate.wait_arrived(2));
+    std::this_thread::sleep_for(200ms);
+    CHECK(f.gate.count() == 2);  // the other four are held
+    f.gate.release();
+    std::vector<std::string> got;
+    for (int i = 1; i <= 6; ++i) got.push_back(client.receive().value_or("<none>"));
+    std::sort(got.begin(), got.end());
+    for (int i = 1; i <= 6; ++i) CHECK(got[static_cast<std::size_t>(i - 1)] == "[" + result(std::to_string(i), "true") + "]");
+    CHECK(f.gate.count() == 6);
+  }
+
+  TEST_CASE("at the in-flight cap a batch with an answer nobody waits for is held like any work") {
+    Fixture f({.max_in_flight = 2});
+    SUBCASE("WebSocket") {
+      WsClient ws(f.io, f.listen());
+      mixed_batches_wait_at_the_cap(f, ws);
+    }
+    SUBCASE("lines") {
+      StreamClient client(netclient::connect_tcp(f.io, f.listen(rpc::net::Protocol::lines)), false);
+      mixed_batches_wait_at_the_cap(f, client);
+    }
+  }
+
+  TEST_CASE("at the in-flight cap a cancellation still reaches the request it names") {
+    for (const auto protocol : {rpc::net::Protocol::http, rpc::net::Protocol::lines}) {
+      CAPTURE(static_cast<int>(protocol));
+      Fixture f({.max_in_flight = 1});
+      std::optional<WsClient> ws;
+      std::optional<StreamClient<netclient::tcp::socket>> lines;
+      const int port = f.listen(protocol);
+      if (protocol == rpc::net::Protocol::http) {
+        ws.emplace(f.io, port);
+      } else {
+        lines.emplace(netclient::connect_tcp(f.io, port), false);
+      }
+      const auto send = [&](const std::string& message) { ws ? ws->send(message) : lines->send(message); };
+      const auto receive = [&] { return ws ? ws->receive() : lines->receive(); };
+      const auto start = Clock::now();
+      send(call("sleep", "[10000]", "1"));
+      send(call("add", "[1,2]", "2"));  // held: the cap is full
+      send(notification("notifications/cancel", R"({"id":1})"));
+      CHECK(receive() == cancelled("1"));
+      CHECK(receive() == result("2", "3"));
+      CHECK(Clock::now() - start < 5s);
+    }
+  }
+
+  TEST_CASE("at the in-flight cap what carries no new work is told from what does") {
+    Fixture f;
+    struct Case {
+      std::string message;
+      bool new_work;
+      bool answers;
+    };
+    const std::string add = call("add", "[1,2]", "1");
+    const std::string cancel = notification("notifications/cancel", R"({"id":1})");
+    const std::string answer = R"({"jsonrpc":"2.0","id":"srv-1","result":1})";
+    const std::vector<Case> cases{
+        // New work: held at the cap.
+        {add, true, false},
+        {notification("add", "[1,2]"), true, false},
+        {"[" + add + "," + cancel + "]", true, false},
+        {R"({"jsonrpc":"2.0","method":"add","result":[9],"params":{"method":5},"error":5,"id":3})", true, false},
+        {R"({"jsonrpc":"2.0","m\u0065thod":"add","params":[1,2],"id":1})", true, false},
+        {"[" + add + ",5]", true, false},  // an invalid member does not let the rest past
+        {"[" + add + ",[]]", true, false},
+        {"[" + add + ",{}]", true, false},  // no id: not an answer
+        {R"({"jsonrpc":"2.0","method":"nope","id":1})", true, false},
+        // New work with an answer: goes in while a handler waits on the client.
+        {"[" + add + "," + answer + "]", true, true},
+        // None: the client's answers (valid or broken), cancellations, invalid members, bad JSON.
+        {R"({"jsonrpc":"2.0","id":"srv-1","result":{"method":"add"}})", false, true},
+        {R"({"jsonrpc":"2.0","id":"srv-1","res\u0075lt":1})", false, true},
+        {R"({"jsonrpc":"2.0","id":"srv-1"})", false, true},
+        {"[" + answer + "," + cancel + "]", false, true},
+        {cancel, false, false},
+        {"[" + cancel + "," + call("notifications/cancel", R"({"id":2})", "3") + "]", false, false},
+        {R"({"jsonrpc":"2.0","method":5,"id":1})", false, false},
+        {R"({"jsonrpc":"2.0","method":{"name":"add"},"id":1})", false, false},
+        {"[5,[]]", false, false},
+        {"[]", false, false},
+        {"5", false, false},
+        {R"({"jsonrpc":"2.0","method":"add","params":[1,2],"id":1)", false, false},
+        {add + " trailing", false, false},
+    };
+    for (const Case& c : cases) {
+      CAPTURE(c.message);
+      const rpc::net::detail::MessageCarries carries = rpc::net::detail::what_it_carries(c.message, f.router);
+      CHECK(carries.new_work == c.new_work);
+      CHECK(carries.answers == c.answers);
     }
   }
 

@@ -125,8 +125,6 @@ class HttpConnection final : public Connection,
   static constexpr std::size_t kKeptBuffer = 16 * 1024;
   static constexpr std::size_t kScratch = 16 * 1024;
   static constexpr std::chrono::milliseconds kLingerLimit{5'000};
-  // An event stream whose client reads slower than the server sends is closed past this.
-  static constexpr std::size_t kMaxQueuedEventBytes = 16 * 1024 * 1024;
 
   template <class Phase>
   void post(Phase phase) {
@@ -138,7 +136,7 @@ class HttpConnection final : public Connection,
 
   void read_next() {
     if (reading_ || closed_ || input_ended_ || upgraded_) return;
-    if (slots_.size() >= hub_.options.max_in_flight) return;  // resumed when a reply is written
+    if (slots_.size() >= hub_.max_in_flight) return;  // resumed when a reply is written
     reading_ = true;
     if (buffer_.size() > 0) return read_header();  // a pipelined request is here already
     if (slots_.empty() && buffer_.capacity() > kKeptBuffer) buffer_.shrink_to_fit();
@@ -501,7 +499,7 @@ class HttpConnection final : public Connection,
     }
     if (!message) return end_listen_stream(*slot, number);
     if (!slot->stream->started) start_event_stream(*slot, slot->response.version());
-    if (queue_event(*slot->stream, *message) > kMaxQueuedEventBytes) return close();  // a client that does not read
+    if (queue_event(*slot->stream, *message) > kMaxQueuedOwnBytes) return close();  // a client that does not read
     write_next();
   }
 

@@ -3,6 +3,7 @@
 // registry, and the table of open connections that admission and shutdown work on.
 #pragma once
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -51,6 +52,7 @@ class Hub {
   Hub(const Router& served, const ServerOptions& settings, Executor* executor)
       : router(served),
         options(settings),
+        max_in_flight(std::max<std::size_t>(settings.max_in_flight, 1)),
         session_options{.capabilities = settings.capabilities, .executor = executor},
         sessions(served, {.session = session_options,
                           .by_id = !settings.session_header.empty(),
@@ -65,6 +67,7 @@ class Hub {
 
   const Router& router;
   const ServerOptions& options;
+  const std::size_t max_in_flight;  // options.max_in_flight, at least 1
   const SessionOptions session_options;
   rpc::detail::SessionRegistry sessions;      // HTTP sessions (WebSocket and streams own theirs)
   rpc::detail::SessionRegistry mcp_sessions;  // MCP Streamable HTTP sessions, always by id
@@ -251,8 +254,9 @@ inline bool start_session(const ServerOptions& options, const ConnectionInfo& in
 }
 
 // A client that does not read the server's own messages (progress, logs, requests) is closed
-// once this many bytes of them wait to be sent on its WebSocket or stream connection: unlike
-// replies, which max_in_flight bounds, a handler may send them without end.
+// once this many bytes of them wait to be sent on its WebSocket or stream connection, or on
+// one MCP event stream: unlike replies, which max_in_flight bounds, a handler may send them
+// without end.
 inline constexpr std::size_t kMaxQueuedOwnBytes = std::size_t{16} << 20;
 
 // The writer a connection attaches to its session for the server's own messages (rpc::Peer):

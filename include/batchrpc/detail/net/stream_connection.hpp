@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // One TCP or Unix-domain stream connection of a net::Server: messages framed by lines or
-// Content-Length, replies written as they complete, reading paused at the in-flight cap.
+// Content-Length, replies written as they complete, requests waiting at the in-flight cap.
 #pragma once
 
 #include <algorithm>
@@ -18,7 +18,9 @@
 #include "../../session.hpp"
 #include "../session_await.hpp"
 #include "../stream_framer.hpp"
+#include "held_requests.hpp"
 #include "hub.hpp"
+#include "new_work.hpp"
 
 namespace rpc::inline BATCHRPC_ABI::net::detail {
 
@@ -73,12 +75,10 @@ class StreamConnection final : public Connection,
   static constexpr std::size_t kReadChunk = 16 * 1024;
 
   void read_next() {
-    if (reading_ || closed_ || input_ended_) return;
-    if (unwritten_ >= hub_.options.max_in_flight) return;  // resumed when a reply is written
+    if (reading_ || closed_ || input_ended_ || !may_read()) return;
     if (unread_ != nullptr && begin_ < end_) {
       feed();
-      if (input_ended_ || begin_ < end_) return;  // paused at the cap, or the framing failed
-      if (unwritten_ >= hub_.options.max_in_flight) return;
+      if (closed_ || input_ended_ || begin_ < end_ || !may_read()) return;  // paused, or framing failed
     }
     reading_ = true;
     arm_read_deadline();
@@ -125,8 +125,36 @@ class StreamConnection final : public Connection,
     if (begin_ == end_ && in_flight_ == 0) unread_.reset();  // an idle connection holds no buffer
   }
 
-  // FrameSink: hands the message in; false pauses framing at the in-flight cap.
+  // Against the cap: what carries new work waits its turn (see admission).
+  CapState cap_state() const {
+    const bool waits = session_.peer().waiting() > 0;
+    return {.unwritten = unwritten_,
+            .cap = hub_.max_in_flight,
+            .holds = !held_.empty(),
+            .held_has_room = held_.has_room(waits),
+            .waits_on_client = waits};
+  }
+  bool may_read() const { return cap_state().may_read(); }
+
+  // FrameSink: hands the message in, or holds it at the cap; false pauses framing.
   bool message(std::string_view text, std::string* owned) override {
+    switch (admission(text, hub_.router, cap_state())) {
+      case Admission::hand_in:
+        hand_in(text, owned);
+        break;
+      case Admission::hold:
+        held_.push(owned != nullptr ? std::move(*owned) : std::string(text));
+        if (owned != nullptr) owned->clear();
+        break;
+      case Admission::close:
+        close();
+        return false;
+    }
+    return may_read();
+  }
+
+  // `owned`, when not null, holds `text` and may be taken.
+  void hand_in(std::string_view text, std::string* owned) {
     ++in_flight_;
     ++unwritten_;
     Completion done = [self = this->shared_from_this()](std::optional<std::string_view> reply) mutable {
@@ -146,20 +174,29 @@ class StreamConnection final : public Connection,
     } else {
       session_.handle(text, std::move(done));
     }
-    return unwritten_ < hub_.options.max_in_flight;
   }
+
+  // Below the cap again: the requests read at the cap go in, and reading resumes.
+  void resume() {
+    while (!held_.empty() && unwritten_ < hub_.max_in_flight && !closed_ && !cut_off_) {
+      std::string message = held_.pop();
+      hand_in(message, &message);
+    }
+    read_next();
+  }
+
   void too_large() override { send(rpc::detail::too_large_reply(framer_.max_message_bytes())); }
   void bad_frame(const char* why) override { send(rpc::detail::bad_frame_reply(why)); }
 
   void answered(std::optional<std::string> reply) {
     --in_flight_;
     if (reply && !closed_) {
+      ++queued_replies_;  // unwritten until on_written; first, as send may start that write
       send(*reply);
-      ++queued_replies_;  // unwritten until on_written
     } else {
       --unwritten_;
     }
-    read_next();
+    resume();
     close_when_done();
   }
 
@@ -169,7 +206,8 @@ class StreamConnection final : public Connection,
     write_next();
   }
 
-  // A message of the server's own (rpc::Peer), queued with the replies.
+  // A message of the server's own (rpc::Peer), queued with the replies. Not `send`: its bytes
+  // are measured before write_next, which may swap the queue out.
   void send_own(std::string_view message) {
     if (closed_) return;
     const std::size_t before = queued_.size();
@@ -177,6 +215,7 @@ class StreamConnection final : public Connection,
     queued_own_bytes_ += queued_.size() - before;
     if (queued_own_bytes_ > kMaxQueuedOwnBytes) return close();  // a client that does not read
     write_next();
+    read_next();  // a request to the client: its answer must be read, even past HeldRequests
   }
 
   // Replies queued while a write is out go together in the next one.
@@ -200,12 +239,12 @@ class StreamConnection final : public Connection,
     unwritten_ -= std::exchange(sending_replies_, 0);
     if (error) return close();  // the peer is gone: nobody will read what is in flight
     write_next();
-    read_next();  // below the cap again, maybe
+    resume();  // below the cap again, maybe
     close_when_done();
   }
 
   void close_when_done() {
-    if ((input_ended_ || draining_) && in_flight_ == 0 && !writing_ && queued_.empty()) close();
+    if ((input_ended_ || draining_) && in_flight_ == 0 && !writing_ && queued_.empty() && held_.empty()) close();
   }
 
   // Shutdown: closes once nothing is in flight. Until then reading goes on, so that the
@@ -220,6 +259,11 @@ class StreamConnection final : public Connection,
   // waiting for the client are answered -32094 (detach), and nothing more is read.
   void cut_off() {
     if (closed_) return;
+    // Read but not started: handed in to be cancelled with the rest (-32800).
+    while (!held_.empty()) {
+      std::string message = held_.pop();
+      hand_in(message, &message);
+    }
     cancel();
     session_.detach();
     cut_off_ = true;
@@ -259,6 +303,7 @@ class StreamConnection final : public Connection,
   std::size_t queued_replies_ = 0;   // replies (not frames of our own) in queued_
   std::size_t queued_own_bytes_ = 0;  // of frames of our own in queued_
   std::size_t sending_replies_ = 0;  // replies in sending_
+  HeldRequests held_;                // read at the cap: handed in as replies go out
   bool reading_ = false;
   bool writing_ = false;
   bool input_ended_ = false;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // One WebSocket connection of a net::Server, upgraded from an HTTP request: each text message
-// is one JSON-RPC message, replies go out as they complete, reading pauses at the in-flight cap.
+// is one JSON-RPC message, replies go out as they complete, requests wait at the in-flight cap.
 #pragma once
 
 #include <algorithm>
@@ -26,7 +26,9 @@
 #include "../../session.hpp"
 #include "../chrono.hpp"
 #include "../session_await.hpp"
+#include "held_requests.hpp"
 #include "hub.hpp"
+#include "new_work.hpp"
 
 namespace rpc::inline BATCHRPC_ABI::net::detail {
 
@@ -95,8 +97,7 @@ class WebSocketConnection final : public Connection,
   }
 
   void read_next() {
-    if (reading_ || closing_ || cut_off_) return;
-    if (unwritten_ >= hub_.options.max_in_flight) return;  // resumed when a reply is written
+    if (!accepted_ || reading_ || closing_ || cut_off_ || !may_read()) return;
     reading_ = true;
     ws_.async_read(buffer_, [self = this->shared_from_this()](const boost::system::error_code& error,
                                                               std::size_t) { self->on_read(error); });
@@ -107,7 +108,8 @@ class WebSocketConnection final : public Connection,
     if (error) {  // closed by the peer, a message too large (closed 1009), or the socket failed
       input_ended_ = true;
       session_.detach();  // the client can no longer answer the server's requests
-      if (in_flight_ > 0) cancel();  // nobody will read the replies
+      held_.clear();      // nobody will read their replies
+      if (in_flight_ > 0) cancel();  // nor those of what is in flight
       return;
     }
     if (cut_off_) return;  // past the shutdown's grace: nothing more is taken
@@ -115,6 +117,31 @@ class WebSocketConnection final : public Connection,
     std::string message = beast::buffers_to_string(buffer_.data());
     buffer_.clear();
     if (buffer_.capacity() > kKeptBuffer) buffer_.shrink_to_fit();
+    switch (admission(message, hub_.router, cap_state())) {
+      case Admission::hand_in:
+        hand_in(std::move(message));
+        break;
+      case Admission::hold:
+        held_.push(std::move(message));
+        break;
+      case Admission::close:
+        return close();
+    }
+    read_next();
+  }
+
+  // Against the cap: what carries new work waits its turn (see admission).
+  CapState cap_state() const {
+    const bool waits = session_.peer().waiting() > 0;
+    return {.unwritten = unwritten_,
+            .cap = hub_.max_in_flight,
+            .holds = !held_.empty(),
+            .held_has_room = held_.has_room(waits),
+            .waits_on_client = waits};
+  }
+  bool may_read() const { return cap_state().may_read(); }
+
+  void hand_in(std::string message) {
     ++in_flight_;
     ++unwritten_;
     session_.handle(std::move(message), [self = this->shared_from_this()](std::optional<std::string_view> reply) mutable {
@@ -128,6 +155,11 @@ class WebSocketConnection final : public Connection,
         });
       });
     });
+  }
+
+  // Below the cap again: the requests read at the cap go in, and reading resumes.
+  void resume() {
+    while (!held_.empty() && unwritten_ < hub_.max_in_flight && !closing_ && !cut_off_) hand_in(held_.pop());
     read_next();
   }
 
@@ -139,18 +171,19 @@ class WebSocketConnection final : public Connection,
     } else {
       --unwritten_;
     }
-    read_next();
+    resume();
     close_when_done();
   }
 
-  // A message of the server's own (rpc::Peer), queued with the replies and counted like one.
+  // A message of the server's own (rpc::Peer), queued with the replies. Not counted against
+  // max_in_flight (as no stream's is): kMaxQueuedOwnBytes bounds them.
   void outbound(std::string message) {
     if (closing_ || input_ended_) return;
     queued_own_bytes_ += message.size();
     queued_.push_back({std::move(message), true});
-    ++unwritten_;
     if (queued_own_bytes_ > kMaxQueuedOwnBytes) return close();  // a client that does not read
     write_next();
+    read_next();  // a request to the client: its answer must be read, even past HeldRequests
   }
 
   void write_next() {
@@ -169,25 +202,29 @@ class WebSocketConnection final : public Connection,
   void on_written(const boost::system::error_code& error) {
     writing_ = false;
     write_deadline_.disarm();
-    if (queued_.front().own) queued_own_bytes_ -= queued_.front().text.size();
+    const bool own = queued_.front().own;
+    if (own) queued_own_bytes_ -= queued_.front().text.size();
     queued_.pop_front();
-    --unwritten_;
+    if (!own) --unwritten_;
     if (error) {
       input_ended_ = true;
-      unwritten_ -= queued_.size();
+      for (const Outgoing& unsent : queued_) unwritten_ -= unsent.own ? 0 : 1;
       queued_.clear();
       queued_own_bytes_ = 0;
+      held_.clear();  // their replies could not be written
       if (in_flight_ > 0) cancel();
       return;
     }
     write_next();
-    read_next();  // below the cap again, maybe
+    resume();  // below the cap again, maybe
     close_when_done();
   }
 
   // Draining: once nothing is in flight or queued, the connection closes with 1001.
   void close_when_done() {
-    if (draining_ && in_flight_ == 0 && queued_.empty() && !writing_) close_with(websocket::close_code::going_away);
+    if (draining_ && in_flight_ == 0 && queued_.empty() && !writing_ && held_.empty()) {
+      close_with(websocket::close_code::going_away);
+    }
   }
 
   void close_with(websocket::close_code code) {
@@ -219,6 +256,8 @@ class WebSocketConnection final : public Connection,
   // waiting for the client are answered -32094 (detach), and nothing more is read.
   void cut_off() {
     if (closed_) return;
+    // Read but not started: handed in to be cancelled with the rest (-32800).
+    while (!held_.empty()) hand_in(held_.pop());
     cut_off_ = true;
     cancel();
     session_.detach();
@@ -251,6 +290,7 @@ class WebSocketConnection final : public Connection,
   std::size_t queued_own_bytes_ = 0;  // of the server's own messages in queued_
   std::size_t in_flight_ = 0;  // handed to the session, not answered yet
   std::size_t unwritten_ = 0;  // handed in, reply not written yet: what max_in_flight bounds
+  HeldRequests held_;  // read at the cap: handed in as replies go out
   bool refusing_ = false;
   bool policy_refused_ = false;  // on_session refused the connection
   bool accepted_ = false;        // the handshake is done: messages may be written
