@@ -123,8 +123,9 @@ struct ServerOptions {
   /// the client); other messages are held, in order, until replies go out. Past 1 MiB
   /// held it is not read either (backpressure, not a queue), unless a handler waits on the
   /// client's answer (rpc::Peer::request): then it reads on, and closes a client that sends
-  /// more work past 4 MiB held. A cancellation of a held request goes in before its target,
-  /// so it does not reach it.
+  /// more work past 4 MiB held. A cancellation read while messages are held goes in at once
+  /// and again right after them, so it also reaches a request held before it (not when it
+  /// comes in a batch with answers, nor once the hold is full).
   std::size_t max_in_flight = 64;
   /// The `Retry-After` of a refused HTTP connection.
   std::chrono::seconds retry_after{1};

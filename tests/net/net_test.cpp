@@ -1155,12 +1155,43 @@ TEST_SUITE("net: defences") {
     }
   }
 
+  TEST_CASE("at the in-flight cap a cancellation reaches a request held before it") {
+    for (const auto protocol : {rpc::net::Protocol::http, rpc::net::Protocol::lines, rpc::net::Protocol::content_length}) {
+      CAPTURE(static_cast<int>(protocol));
+      Fixture f({.max_in_flight = 1});
+      std::optional<WsClient> ws;
+      std::optional<StreamClient<netclient::tcp::socket>> stream;
+      const int port = f.listen(protocol);
+      if (protocol == rpc::net::Protocol::http) {
+        ws.emplace(f.io, port);
+      } else {
+        stream.emplace(netclient::connect_tcp(f.io, port), protocol == rpc::net::Protocol::content_length);
+      }
+      const auto send = [&](const std::string& message) { ws ? ws->send(message) : stream->send(message); };
+      const auto receive = [&] { return ws ? ws->receive() : stream->receive(); };
+      const auto start = Clock::now();
+      send(call("sleep", "[10000]", "1"));
+      send(call("sleep", "[10000]", "2"));  // held: the cap is full
+      send(notification("notifications/cancel", R"({"id":2})"));  // names the held one
+      send(call("add", "[1,2]", "3"));  // held behind it
+      send(notification("notifications/cancel", R"({"id":1})"));
+      CHECK(receive() == cancelled("1"));
+      CHECK(receive() == cancelled("2"));
+      CHECK(receive() == result("3", "3"));
+      CHECK(Clock::now() - start < 5s);
+      // The replays sent nothing of their own, and the cap still holds one at a time.
+      send(call("add", "[2,2]", "4"));
+      CHECK(receive() == result("4", "4"));
+    }
+  }
+
   TEST_CASE("at the in-flight cap what carries no new work is told from what does") {
     Fixture f;
     struct Case {
       std::string message;
       bool new_work;
       bool answers;
+      bool cancels = false;
     };
     const std::string add = call("add", "[1,2]", "1");
     const std::string cancel = notification("notifications/cancel", R"({"id":1})");
@@ -1169,7 +1200,7 @@ TEST_SUITE("net: defences") {
         // New work: held at the cap.
         {add, true, false},
         {notification("add", "[1,2]"), true, false},
-        {"[" + add + "," + cancel + "]", true, false},
+        {"[" + add + "," + cancel + "]", true, false, true},
         {R"({"jsonrpc":"2.0","method":"add","result":[9],"params":{"method":5},"error":5,"id":3})", true, false},
         {R"({"jsonrpc":"2.0","m\u0065thod":"add","params":[1,2],"id":1})", true, false},
         {"[" + add + ",5]", true, false},  // an invalid member does not let the rest past
@@ -1182,9 +1213,9 @@ TEST_SUITE("net: defences") {
         {R"({"jsonrpc":"2.0","id":"srv-1","result":{"method":"add"}})", false, true},
         {R"({"jsonrpc":"2.0","id":"srv-1","res\u0075lt":1})", false, true},
         {R"({"jsonrpc":"2.0","id":"srv-1"})", false, true},
-        {"[" + answer + "," + cancel + "]", false, true},
-        {cancel, false, false},
-        {"[" + cancel + "," + call("notifications/cancel", R"({"id":2})", "3") + "]", false, false},
+        {"[" + answer + "," + cancel + "]", false, true, true},
+        {cancel, false, false, true},
+        {"[" + cancel + "," + call("notifications/cancel", R"({"id":2})", "3") + "]", false, false, true},
         {R"({"jsonrpc":"2.0","method":5,"id":1})", false, false},
         {R"({"jsonrpc":"2.0","method":{"name":"add"},"id":1})", false, false},
         {"[5,[]]", false, false},
@@ -1198,6 +1229,7 @@ TEST_SUITE("net: defences") {
       const rpc::net::detail::MessageCarries carries = rpc::net::detail::what_it_carries(c.message, f.router);
       CHECK(carries.new_work == c.new_work);
       CHECK(carries.answers == c.answers);
+      CHECK(carries.cancels == c.cancels);
     }
   }
 

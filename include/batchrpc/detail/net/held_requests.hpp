@@ -2,7 +2,8 @@
 // The messages a WebSocket or stream connection read while at max_in_flight and holds back, in
 // order, until replies go out. It reads on at the cap so that what carries no new work (the
 // client's answers to the server's requests, cancellations) gets to the session at once: a
-// handler in flight may be waiting for it.
+// handler in flight may be waiting for it. A cancellation read meanwhile is also kept here as
+// a replay, so that it reaches a request held before it (see Admission::hand_in_and_replay).
 #pragma once
 
 #include <cstddef>
@@ -28,15 +29,22 @@ class HeldRequests {
     return bytes_ < (waits_on_client ? kMaxBytesWhileWaiting : kMaxBytes);
   }
 
-  void push(std::string message) {
-    bytes_ += cost(message);
-    held_.push_back(std::move(message));
-  }
+  struct Held {
+    std::string text;
+    // A cancellation's second hand-in: it goes in right after what was held before it, past
+    // the cap (it runs nothing), and its reply is not sent (the first hand-in's was).
+    bool replay = false;
+  };
+
+  void push(std::string message) { append({std::move(message), false}); }
+  void push_replay(std::string message) { append({std::move(message), true}); }
+  // Not empty.
+  [[nodiscard]] bool next_is_replay() const noexcept { return held_.front().replay; }
   // The oldest. Not empty.
-  std::string pop() {
-    std::string message = std::move(held_.front());
+  Held pop() {
+    Held message = std::move(held_.front());
     held_.pop_front();
-    bytes_ -= cost(message);
+    bytes_ -= cost(message.text);
     return message;
   }
   void clear() noexcept {
@@ -45,10 +53,14 @@ class HeldRequests {
   }
 
  private:
+  void append(Held message) {
+    bytes_ += cost(message.text);
+    held_.push_back(std::move(message));
+  }
   // What a message costs held: its buffer (which may be larger than its text) and its entry.
-  static std::size_t cost(const std::string& message) noexcept { return message.capacity() + sizeof(std::string); }
+  static std::size_t cost(const std::string& message) noexcept { return message.capacity() + sizeof(Held); }
 
-  std::deque<std::string> held_;
+  std::deque<Held> held_;
   std::size_t bytes_ = 0;
 };
 

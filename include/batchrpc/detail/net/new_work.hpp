@@ -14,12 +14,14 @@
 
 #include "../../config.hpp"
 #include "../../router.hpp"
+#include "held_requests.hpp"
 
 namespace rpc::inline BATCHRPC_ABI::net::detail {
 
 struct MessageCarries {
   bool new_work = false;  // a member names a method other than a cancellation
   bool answers = false;   // a member has an "id" and no "method": a Response, maybe broken
+  bool cancels = false;   // a member names a cancellation
 };
 
 // Reads only the members' envelopes (their "method", and whether they have one) as the
@@ -66,6 +68,7 @@ class NewWorkScan : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, NewWo
       in_member_ = false;
       if (has_id_ && !names_method_) carries_.answers = true;
       if (has_method_ && !cancels_) carries_.new_work = true;
+      if (has_method_ && cancels_) carries_.cancels = true;
     }
     return true;
   }
@@ -124,8 +127,11 @@ inline MessageCarries what_it_carries(std::string_view message, const Router& ro
   }
 }
 
-// What a WebSocket or stream connection does with a message it read.
-enum class Admission { hand_in, hold, close };
+// What a WebSocket or stream connection does with a message it read. hand_in_and_replay: a
+// cancellation read while requests are held may name one of them, which the session does not
+// know yet; it goes in now (for what is in flight) and again, through HeldRequests, right after
+// the requests held before it.
+enum class Admission { hand_in, hand_in_and_replay, hold, close };
 
 // Where a WebSocket or stream connection stands against max_in_flight.
 struct CapState {
@@ -140,6 +146,14 @@ struct CapState {
   // Otherwise it pauses once a message without work is in flight past the cap (one at a
   // time: they are answered at once), and once HeldRequests is full.
   bool may_read() const noexcept { return waits_on_client || (unwritten <= cap && held_has_room); }
+
+  static CapState of(std::size_t unwritten, std::size_t cap, const HeldRequests& held, bool waits_on_client) noexcept {
+    return {.unwritten = unwritten,
+            .cap = cap,
+            .holds = !held.empty(),
+            .held_has_room = held.has_room(waits_on_client),
+            .waits_on_client = waits_on_client};
+  }
 };
 
 // Below the cap everything goes in. At it, what carries no new work goes in, and so does a
@@ -151,7 +165,12 @@ struct CapState {
 inline Admission admission(std::string_view message, const Router& router, const CapState& state) noexcept {
   if (!state.at_cap()) return Admission::hand_in;
   const MessageCarries carries = what_it_carries(message, router);
-  if (!carries.new_work) return Admission::hand_in;
+  if (!carries.new_work) {
+    // Not a batch with answers in it: those would reach the handlers waiting for them twice.
+    // Not past HeldRequests' room either: a client flooding cancellations gets them taken once.
+    const bool replays = carries.cancels && !carries.answers && state.holds && state.held_has_room;
+    return replays ? Admission::hand_in_and_replay : Admission::hand_in;
+  }
   if (carries.answers && state.waits_on_client && state.unwritten < 2 * state.cap) return Admission::hand_in;
   if (state.held_has_room || !state.waits_on_client) return Admission::hold;
   return Admission::close;

@@ -127,18 +127,17 @@ class StreamConnection final : public Connection,
 
   // Against the cap: what carries new work waits its turn (see admission).
   CapState cap_state() const {
-    const bool waits = session_.peer().waiting() > 0;
-    return {.unwritten = unwritten_,
-            .cap = hub_.max_in_flight,
-            .holds = !held_.empty(),
-            .held_has_room = held_.has_room(waits),
-            .waits_on_client = waits};
+    return CapState::of(unwritten_, hub_.max_in_flight, held_, session_.peer().waiting() > 0);
   }
   bool may_read() const { return cap_state().may_read(); }
 
   // FrameSink: hands the message in, or holds it at the cap; false pauses framing.
   bool message(std::string_view text, std::string* owned) override {
     switch (admission(text, hub_.router, cap_state())) {
+      case Admission::hand_in_and_replay:
+        held_.push_replay(std::string(text));
+        hand_in(text, owned);
+        break;
       case Admission::hand_in:
         hand_in(text, owned);
         break;
@@ -153,18 +152,19 @@ class StreamConnection final : public Connection,
     return may_read();
   }
 
-  // `owned`, when not null, holds `text` and may be taken.
-  void hand_in(std::string_view text, std::string* owned) {
+  // `owned`, when not null, holds `text` and may be taken. A replay's reply is not sent, so it
+  // is not counted against the cap.
+  void hand_in(std::string_view text, std::string* owned, bool replay = false) {
     ++in_flight_;
-    ++unwritten_;
-    Completion done = [self = this->shared_from_this()](std::optional<std::string_view> reply) mutable {
+    if (!replay) ++unwritten_;
+    Completion done = [self = this->shared_from_this(), replay](std::optional<std::string_view> reply) mutable {
       std::optional<std::string> copy;
-      if (reply) copy.emplace(*reply);
+      if (reply && !replay) copy.emplace(*reply);
       Hub& hub = self->hub_;
       hub.post_from_handler_thread([&] {
         const auto executor = self->socket_.get_executor();  // before self is moved from
-        asio::post(executor, [self = std::move(self), copy = std::move(copy)]() mutable {
-          self->answered(std::move(copy));
+        asio::post(executor, [self = std::move(self), copy = std::move(copy), replay]() mutable {
+          self->answered(std::move(copy), replay);
         });
       });
     };
@@ -178,19 +178,25 @@ class StreamConnection final : public Connection,
 
   // Below the cap again: the requests read at the cap go in, and reading resumes.
   void resume() {
-    while (!held_.empty() && unwritten_ < hub_.max_in_flight && !closed_ && !cut_off_) {
-      std::string message = held_.pop();
-      hand_in(message, &message);
+    while (!held_.empty() && (held_.next_is_replay() || unwritten_ < hub_.max_in_flight) && !closed_ && !cut_off_) {
+      hand_in_held();
     }
     read_next();
+  }
+
+  void hand_in_held() {
+    HeldRequests::Held message = held_.pop();
+    hand_in(message.text, &message.text, message.replay);
   }
 
   void too_large() override { send(rpc::detail::too_large_reply(framer_.max_message_bytes())); }
   void bad_frame(const char* why) override { send(rpc::detail::bad_frame_reply(why)); }
 
-  void answered(std::optional<std::string> reply) {
+  void answered(std::optional<std::string> reply, bool replay) {
     --in_flight_;
-    if (reply && !closed_) {
+    if (replay) {
+      // counted neither in unwritten_ nor sent
+    } else if (reply && !closed_) {
       ++queued_replies_;  // unwritten until on_written; first, as send may start that write
       send(*reply);
     } else {
@@ -260,10 +266,7 @@ class StreamConnection final : public Connection,
   void cut_off() {
     if (closed_) return;
     // Read but not started: handed in to be cancelled with the rest (-32800).
-    while (!held_.empty()) {
-      std::string message = held_.pop();
-      hand_in(message, &message);
-    }
+    while (!held_.empty()) hand_in_held();
     cancel();
     session_.detach();
     cut_off_ = true;

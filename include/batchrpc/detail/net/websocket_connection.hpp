@@ -118,6 +118,10 @@ class WebSocketConnection final : public Connection,
     buffer_.clear();
     if (buffer_.capacity() > kKeptBuffer) buffer_.shrink_to_fit();
     switch (admission(message, hub_.router, cap_state())) {
+      case Admission::hand_in_and_replay:
+        held_.push_replay(message);
+        hand_in(std::move(message));
+        break;
       case Admission::hand_in:
         hand_in(std::move(message));
         break;
@@ -132,40 +136,46 @@ class WebSocketConnection final : public Connection,
 
   // Against the cap: what carries new work waits its turn (see admission).
   CapState cap_state() const {
-    const bool waits = session_.peer().waiting() > 0;
-    return {.unwritten = unwritten_,
-            .cap = hub_.max_in_flight,
-            .holds = !held_.empty(),
-            .held_has_room = held_.has_room(waits),
-            .waits_on_client = waits};
+    return CapState::of(unwritten_, hub_.max_in_flight, held_, session_.peer().waiting() > 0);
   }
   bool may_read() const { return cap_state().may_read(); }
 
-  void hand_in(std::string message) {
+  // A replay's reply is not sent, so it is not counted against the cap.
+  void hand_in(std::string message, bool replay = false) {
     ++in_flight_;
-    ++unwritten_;
-    session_.handle(std::move(message), [self = this->shared_from_this()](std::optional<std::string_view> reply) mutable {
+    if (!replay) ++unwritten_;
+    auto done = [self = this->shared_from_this(), replay](std::optional<std::string_view> reply) mutable {
       std::optional<std::string> copy;
-      if (reply) copy.emplace(*reply);
+      if (reply && !replay) copy.emplace(*reply);
       Hub& hub = self->hub_;
       hub.post_from_handler_thread([&] {
         const auto executor = self->ws_.get_executor();  // before self is moved from
-        asio::post(executor, [self = std::move(self), copy = std::move(copy)]() mutable {
-          self->answered(std::move(copy));
+        asio::post(executor, [self = std::move(self), copy = std::move(copy), replay]() mutable {
+          self->answered(std::move(copy), replay);
         });
       });
-    });
+    };
+    session_.handle(std::move(message), std::move(done));
   }
 
   // Below the cap again: the requests read at the cap go in, and reading resumes.
   void resume() {
-    while (!held_.empty() && unwritten_ < hub_.max_in_flight && !closing_ && !cut_off_) hand_in(held_.pop());
+    while (!held_.empty() && (held_.next_is_replay() || unwritten_ < hub_.max_in_flight) && !closing_ && !cut_off_) {
+      hand_in_held();
+    }
     read_next();
   }
 
-  void answered(std::optional<std::string> reply) {
+  void hand_in_held() {
+    HeldRequests::Held message = held_.pop();
+    hand_in(std::move(message.text), message.replay);
+  }
+
+  void answered(std::optional<std::string> reply, bool replay) {
     --in_flight_;
-    if (reply && !closing_ && !input_ended_) {
+    if (replay) {
+      // counted neither in unwritten_ nor sent
+    } else if (reply && !closing_ && !input_ended_) {
       queued_.push_back({std::move(*reply)});  // unwritten until on_written
       write_next();
     } else {
@@ -257,7 +267,7 @@ class WebSocketConnection final : public Connection,
   void cut_off() {
     if (closed_) return;
     // Read but not started: handed in to be cancelled with the rest (-32800).
-    while (!held_.empty()) hand_in(held_.pop());
+    while (!held_.empty()) hand_in_held();
     cut_off_ = true;
     cancel();
     session_.detach();
