@@ -133,6 +133,27 @@ struct Fixture {
   asio::io_context io;  // for the clients' sockets
 };
 
+// A client of the protocol a test loops over: WebSocket for Protocol::http, otherwise a stream
+// framed as the protocol says.
+class ProtocolClient {
+ public:
+  ProtocolClient(asio::io_context& io, rpc::net::Protocol protocol, int port) {
+    if (protocol == rpc::net::Protocol::http) {
+      ws_.emplace(io, port);
+    } else {
+      stream_.emplace(netclient::connect_tcp(io, port), protocol == rpc::net::Protocol::content_length);
+    }
+  }
+  void send(const std::string& message) { ws_ ? ws_->send(message) : stream_->send(message); }
+  std::optional<std::string> receive() { return ws_ ? ws_->receive() : stream_->receive(); }
+  // The stream client; nullptr over WebSocket.
+  StreamClient<netclient::tcp::socket>* stream() { return stream_ ? &*stream_ : nullptr; }
+
+ private:
+  std::optional<WsClient> ws_;
+  std::optional<StreamClient<netclient::tcp::socket>> stream_;
+};
+
 std::string unix_path(const char* name) {
   const auto file = "batchrpc-net-test-" + std::to_string(::getpid()) + "-" + name + ".sock";
   return (std::filesystem::temp_directory_path() / file).string();
@@ -778,27 +799,18 @@ TEST_SUITE("net: two-way") {
     for (const auto protocol : {rpc::net::Protocol::http, rpc::net::Protocol::lines}) {
       CAPTURE(static_cast<int>(protocol));
       Fixture f({.shutdown_grace = 200ms});
-      std::optional<WsClient> ws;
-      std::optional<StreamClient<netclient::tcp::socket>> lines;
-      const int port = f.listen(protocol);
-      const auto receive = [&] { return ws ? ws->receive() : lines->receive(); };
-      const std::string ask = call("ask_client", R"(["roots/list"])", "1");
-      if (protocol == rpc::net::Protocol::http) {
-        ws.emplace(f.io, port);
-        ws->send(ask);
-      } else {
-        lines.emplace(netclient::connect_tcp(f.io, port), false);
-        lines->send(ask);
-      }
-      CHECK(receive());
-      CHECK(receive() == R"({"jsonrpc":"2.0","id":"srv-1","method":"roots/list","params":{}})");
+      ProtocolClient client(f.io, protocol, f.listen(protocol));
+      StreamClient<netclient::tcp::socket>* lines = client.stream();
+      client.send(call("ask_client", R"(["roots/list"])", "1"));
+      CHECK(client.receive());
+      CHECK(client.receive() == R"({"jsonrpc":"2.0","id":"srv-1","method":"roots/list","params":{}})");
       if (lines) lines->write_raw(call("add", "[1,2]", "2"));  // a line never finished: not taken
       const auto start = Clock::now();
       f.server->shutdown();  // the client never answers
       const auto took = Clock::now() - start;
       CHECK(took >= 200ms);
       CHECK(took < 3s);
-      CHECK(receive() == cancelled("1"));
+      CHECK(client.receive() == cancelled("1"));
       if (lines) CHECK(lines->closed_by_server());  // and nothing after it
       CHECK(f.client_gone.load() == 1);  // the handler heard -32094
     }
@@ -808,21 +820,12 @@ TEST_SUITE("net: two-way") {
     for (const auto protocol : {rpc::net::Protocol::http, rpc::net::Protocol::lines}) {
       CAPTURE(static_cast<int>(protocol));
       Fixture f({.max_in_flight = 1, .shutdown_grace = 200ms});
-      std::optional<WsClient> ws;
-      std::optional<StreamClient<netclient::tcp::socket>> lines;
-      const int port = f.listen(protocol);
-      if (protocol == rpc::net::Protocol::http) {
-        ws.emplace(f.io, port);
-      } else {
-        lines.emplace(netclient::connect_tcp(f.io, port), false);
-      }
-      const auto send = [&](const std::string& message) { ws ? ws->send(message) : lines->send(message); };
-      const auto receive = [&] { return ws ? ws->receive() : lines->receive(); };
-      send(call("sleep", "[10000]", "1"));
-      send(call("sleep", "[10000]", "2"));  // held
+      ProtocolClient client(f.io, protocol, f.listen(protocol));
+      client.send(call("sleep", "[10000]", "1"));
+      client.send(call("sleep", "[10000]", "2"));  // held
       std::this_thread::sleep_for(100ms);
       f.server->shutdown();
-      std::vector<std::string> replies{receive().value_or("<none>"), receive().value_or("<none>")};
+      std::vector<std::string> replies{client.receive().value_or("<none>"), client.receive().value_or("<none>")};
       std::sort(replies.begin(), replies.end());
       CHECK(replies == std::vector<std::string>{cancelled("1"), cancelled("2")});
     }
@@ -1135,22 +1138,13 @@ TEST_SUITE("net: defences") {
     for (const auto protocol : {rpc::net::Protocol::http, rpc::net::Protocol::lines}) {
       CAPTURE(static_cast<int>(protocol));
       Fixture f({.max_in_flight = 1});
-      std::optional<WsClient> ws;
-      std::optional<StreamClient<netclient::tcp::socket>> lines;
-      const int port = f.listen(protocol);
-      if (protocol == rpc::net::Protocol::http) {
-        ws.emplace(f.io, port);
-      } else {
-        lines.emplace(netclient::connect_tcp(f.io, port), false);
-      }
-      const auto send = [&](const std::string& message) { ws ? ws->send(message) : lines->send(message); };
-      const auto receive = [&] { return ws ? ws->receive() : lines->receive(); };
+      ProtocolClient client(f.io, protocol, f.listen(protocol));
       const auto start = Clock::now();
-      send(call("sleep", "[10000]", "1"));
-      send(call("add", "[1,2]", "2"));  // held: the cap is full
-      send(notification("notifications/cancel", R"({"id":1})"));
-      CHECK(receive() == cancelled("1"));
-      CHECK(receive() == result("2", "3"));
+      client.send(call("sleep", "[10000]", "1"));
+      client.send(call("add", "[1,2]", "2"));  // held: the cap is full
+      client.send(notification("notifications/cancel", R"({"id":1})"));
+      CHECK(client.receive() == cancelled("1"));
+      CHECK(client.receive() == result("2", "3"));
       CHECK(Clock::now() - start < 5s);
     }
   }
@@ -1159,29 +1153,20 @@ TEST_SUITE("net: defences") {
     for (const auto protocol : {rpc::net::Protocol::http, rpc::net::Protocol::lines, rpc::net::Protocol::content_length}) {
       CAPTURE(static_cast<int>(protocol));
       Fixture f({.max_in_flight = 1});
-      std::optional<WsClient> ws;
-      std::optional<StreamClient<netclient::tcp::socket>> stream;
-      const int port = f.listen(protocol);
-      if (protocol == rpc::net::Protocol::http) {
-        ws.emplace(f.io, port);
-      } else {
-        stream.emplace(netclient::connect_tcp(f.io, port), protocol == rpc::net::Protocol::content_length);
-      }
-      const auto send = [&](const std::string& message) { ws ? ws->send(message) : stream->send(message); };
-      const auto receive = [&] { return ws ? ws->receive() : stream->receive(); };
+      ProtocolClient client(f.io, protocol, f.listen(protocol));
       const auto start = Clock::now();
-      send(call("sleep", "[10000]", "1"));
-      send(call("sleep", "[10000]", "2"));  // held: the cap is full
-      send(notification("notifications/cancel", R"({"id":2})"));  // names the held one
-      send(call("add", "[1,2]", "3"));  // held behind it
-      send(notification("notifications/cancel", R"({"id":1})"));
-      CHECK(receive() == cancelled("1"));
-      CHECK(receive() == cancelled("2"));
-      CHECK(receive() == result("3", "3"));
+      client.send(call("sleep", "[10000]", "1"));
+      client.send(call("sleep", "[10000]", "2"));  // held: the cap is full
+      client.send(notification("notifications/cancel", R"({"id":2})"));  // names the held one
+      client.send(call("add", "[1,2]", "3"));  // held behind it
+      client.send(notification("notifications/cancel", R"({"id":1})"));
+      CHECK(client.receive() == cancelled("1"));
+      CHECK(client.receive() == cancelled("2"));
+      CHECK(client.receive() == result("3", "3"));
       CHECK(Clock::now() - start < 5s);
       // The replays sent nothing of their own, and the cap still holds one at a time.
-      send(call("add", "[2,2]", "4"));
-      CHECK(receive() == result("4", "4"));
+      client.send(call("add", "[2,2]", "4"));
+      CHECK(client.receive() == result("4", "4"));
     }
   }
 

@@ -38,8 +38,11 @@ class HeldRequests {
 
   void push(std::string message) { append({std::move(message), false}); }
   void push_replay(std::string message) { append({std::move(message), true}); }
-  // Not empty.
-  [[nodiscard]] bool next_is_replay() const noexcept { return held_.front().replay; }
+  // Whether the oldest goes in now, with `unwritten` replies not written against the cap: a
+  // replay always does (it runs nothing, and what it may name went in just before it).
+  [[nodiscard]] bool next_goes_in(std::size_t unwritten, std::size_t cap) const noexcept {
+    return !held_.empty() && (held_.front().replay || unwritten < cap);
+  }
   // The oldest. Not empty.
   Held pop() {
     Held message = std::move(held_.front());

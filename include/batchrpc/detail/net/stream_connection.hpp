@@ -178,9 +178,7 @@ class StreamConnection final : public Connection,
 
   // Below the cap again: the requests read at the cap go in, and reading resumes.
   void resume() {
-    while (!held_.empty() && (held_.next_is_replay() || unwritten_ < hub_.max_in_flight) && !closed_ && !cut_off_) {
-      hand_in_held();
-    }
+    while (held_.next_goes_in(unwritten_, hub_.max_in_flight) && !closed_ && !cut_off_) hand_in_held();
     read_next();
   }
 
