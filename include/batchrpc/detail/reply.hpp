@@ -3,6 +3,8 @@
 #pragma once
 
 #include <charconv>
+#include <memory>
+#include <stdexcept>
 #include <string_view>
 
 #include "../buffer.hpp"
@@ -62,12 +64,26 @@ struct NoData {
   void operator()(ResultWriter&) const {}
 };
 
+// The data writer of an error response, without its type: one body of write_error serves
+// every kind of data (each template instance of it was ~1 KB of code in every user's file).
+class DataWriterRef {
+ public:
+  template <class DataWriter>
+  explicit DataWriterRef(DataWriter& data)
+      : object_(const_cast<void*>(static_cast<const void*>(std::addressof(data)))),
+        write_([](void* object, ResultWriter& w) { (*static_cast<DataWriter*>(object))(w); }) {}
+  void operator()(ResultWriter& w) const { write_(object_, w); }
+
+ private:
+  void* object_;  // the caller's writer, alive for the call that was given this
+  void (*write_)(void*, ResultWriter&);
+};
+
 // A complete error response. `data(w)` writes the data value, or nothing to omit it. If the
 // message or data cannot be written (invalid UTF-8, a throwing data writer), the error is sent
 // with the standard message for its code and no data rather than not at all.
-template <class DataWriter = NoData>
-void write_error(Buffer& out, ResultWriter& w, const RequestId& id, int code,
-                 std::string_view message, DataWriter&& data = {}) {
+inline void write_error_with(Buffer& out, ResultWriter& w, const RequestId& id, int code,
+                             std::string_view message, DataWriterRef data) {
   const std::size_t start = out.size();
   const auto head = [&] {
     out.append(R"({"jsonrpc":"2.0","id":)");
@@ -100,10 +116,15 @@ void write_error(Buffer& out, ResultWriter& w, const RequestId& id, int code,
 }
 
 template <class DataWriter = NoData>
+void write_error(Buffer& out, ResultWriter& w, const RequestId& id, int code,
+                 std::string_view message, DataWriter&& data = {}) {
+  write_error_with(out, w, id, code, message, DataWriterRef(data));
+}
+
+template <class DataWriter = NoData>
 void write_error(Buffer& out, ResultWriter& w, const RequestId& id, ErrorCode code,
                  DataWriter&& data = {}) {
-  write_error(out, w, id, static_cast<int>(code), default_message(code),
-              std::forward<DataWriter>(data));
+  write_error_with(out, w, id, static_cast<int>(code), default_message(code), DataWriterRef(data));
 }
 
 // `{"max": N}` as error data.
