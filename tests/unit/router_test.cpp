@@ -369,6 +369,14 @@ TEST_CASE("nesting past the recursive-parse bound is parsed iteratively, limits 
   // Deep nesting costs 16 to 32 bytes of parse memory per byte: no parse budget here.
   rpc::Router router(rpc::Limits{.max_depth = 100000, .max_parse_ratio = rpc::Limits::unlimited});
   router.add("echo", [](const rpc::Value&) { return true; });
+  router.add("say", [](std::string text) { return text; });
+  // This parse reads through the stream that decodes escapes, with or without any.
+  CHECK(router.handle(R"({"jsonrpc":"2.0","method":"say","params":["plain"],"id":"a"})") ==
+        std::optional<std::string>(R"({"jsonrpc":"2.0","id":"a","result":"plain"})"));
+  CHECK(router.handle(R"({"jsonrpc":"2.0","method":"say","params":["tab\there \u00e9"],"id":"\u0062"})") ==
+        std::optional<std::string>("{\"jsonrpc\":\"2.0\",\"id\":\"b\",\"result\":\"tab\\there \xc3\xa9\"}"));
+  CHECK(router.handle(R"({"jsonrpc":"2.0","method":"say","params":["x"],"id":1)") ==
+        std::optional<std::string>(parse_error(53, "Missing a comma or '}' after an object member.")));
   const std::string deep = std::string(50000, '[') + std::string(50000, ']');
   CHECK(router.handle(R"({"jsonrpc":"2.0","method":"echo","params":[)" + deep + R"(],"id":1})") ==
         std::optional<std::string>(R"({"jsonrpc":"2.0","id":1,"result":true})"));

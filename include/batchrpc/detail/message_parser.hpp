@@ -89,22 +89,25 @@ class MessageParser {
     // Without a backslash nothing needs unescaping, and strings are read where they lie.
     const bool escapes = std::memchr(text, '\\', size) != nullptr;
     Builder builder(*doc_, out..., limits, size, escapes);
-    if (escapes) return read(InsituStream<true>(text), text, size, limits, builder);
-    return read(InsituStream<false>(text), text, size, limits, builder);
-  }
-
-  template <class Stream, class Builder>
-  ParseOutcome read(Stream stream, const char* text, std::size_t size, const Limits& limits,
-                    Builder& builder) {
-    rapidjson::ParseResult result;
     // The builder stops the parse at max_depth, so a recursive parse never goes deeper than
     // that on the machine stack; past a depth a small thread stack could not take, parsing
-    // is iterative (slower, but its depth costs heap only).
+    // is iterative (slower, but its depth costs heap only). That rare case always reads
+    // through the decoding stream, which is right with or without escapes, so that only
+    // three instances of RapidJSON's parser are compiled, not four.
+    if (limits.max_depth > kMaxRecursiveDepth) {
+      return read<kFlags | rapidjson::kParseIterativeFlag>(InsituStream<true>(text), text, size, builder);
+    }
+    if (escapes) return read<kFlags>(InsituStream<true>(text), text, size, builder);
+    return read<kFlags>(InsituStream<false>(text), text, size, builder);
+  }
+
+  template <unsigned kParseFlags, class Stream, class Builder>
+  ParseOutcome read(Stream stream, const char* text, std::size_t size, Builder& builder) {
+    rapidjson::ParseResult result;
     auto generate = [&](Document& doc) {
       constexpr bool kRequests = std::is_same_v<Builder, RequestReader>;
       if constexpr (kRequests) doc.StartArray();  // the root holds the params values
-      result = limits.max_depth <= kMaxRecursiveDepth ? reader_.Parse<kFlags>(stream, builder)
-                                                      : reader_.Parse<kFlags | rapidjson::kParseIterativeFlag>(stream, builder);
+      result = reader_.Parse<kParseFlags>(stream, builder);
       if (result.IsError() || !builder.built()) return false;
       if constexpr (kRequests) {
         batch_ = builder.is_batch();
