@@ -494,6 +494,16 @@ constexpr bool check_handler() {
   return true;
 }
 
+// Whether make_handler<N>(F) makes a handler that takes an rpc::Responder.
+template <class Fn, std::size_t N>
+constexpr bool handler_answers_later() {
+  if constexpr (handler_ok<Fn, N>()) {
+    return arg_info<typename callable_signature<Fn>::args>::takes_responder;
+  } else {
+    return false;
+  }
+}
+
 template <std::size_t N, class F>
 std::unique_ptr<Handler> make_handler(F&& fn, const Names<N>& names) {
   using Fn = std::decay_t<F>;

@@ -119,6 +119,7 @@ class Router {
   Router& add(std::string_view name, F&& handler, const Names<N>& param_names,
               MethodOptions options = {}) {
     add_method(name, detail::make_handler<N>(std::forward<F>(handler), param_names), std::move(options));
+    if constexpr (detail::handler_answers_later<std::decay_t<F>, N>()) call_and_wait_ = &Router::call_and_wait;
     return *this;
   }
 
@@ -182,6 +183,7 @@ class Router {
                   "take `std::span<rpc::BatchCall> calls` and drop `mutable`.");
     if constexpr (callable) {  // else the errors above are the only ones
       add_batched_method(name, BatchHandler(std::forward<F>(handler)), std::move(options));
+      run_groups_ = &Router::run_groups;
     }
     return *this;
   }
@@ -292,7 +294,13 @@ class Router {
   detail::MethodTable methods_;
   std::map<std::string, Json, std::less<>> capability_settings_;
   RouterOptions options_;
-  bool has_batch_handlers_ = false;
+  // The paths that only some handlers need, reached through pointers that registration sets:
+  // a header-only build then compiles them only in files that register such a handler.
+  // call_and_wait_ is set by `add` for a handler that takes a Responder, the only kind whose
+  // Handler::answers_later() is true; run_groups_ by `add_batched`.
+  void (Router::*call_and_wait_)(const detail::Method&, const detail::Request&, detail::Workspace&,
+                                 Buffer&) const = nullptr;
+  bool (Router::*run_groups_)(std::span<const detail::ParsedRequest>, detail::Workspace&) const = nullptr;
   // Shared with its sessions at run time (bytes in progress, whether it serves yet).
   std::unique_ptr<detail::RouterRuntime> runtime_ = std::make_unique<detail::RouterRuntime>();
 };

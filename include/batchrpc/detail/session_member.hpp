@@ -72,8 +72,8 @@ class Member final : public Deferred {
   }
 
  private:
-  void on_complete() override;
-  void attach(const std::shared_ptr<ResponderState>& state) override;
+  BATCHRPC_DECL void on_complete() override;
+  BATCHRPC_DECL void attach(const std::shared_ptr<ResponderState>& state) override;
 };
 
 }  // namespace rpc::detail

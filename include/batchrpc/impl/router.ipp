@@ -51,7 +51,6 @@ BATCHRPC_DECL void Router::add_batched_method(std::string_view name, BatchHandle
                                               MethodOptions options) {
   auto batched = std::make_unique<detail::BatchedHandler>(handler);
   add_method(name, detail::Method{std::move(batched), std::move(options), std::move(handler)});
-  has_batch_handlers_ = true;
 }
 
 BATCHRPC_DECL void Router::add_method(std::string_view name, detail::Method method) {
@@ -205,7 +204,7 @@ BATCHRPC_DECL bool Router::process(char* text, std::size_t size, detail::Workspa
   }
   // Calls of batched methods (add_batched) are answered first, one handler call per method;
   // their responses are then written in request order with the others'.
-  const bool grouped = has_batch_handlers_ && members.size() > 1 && run_groups(members, ws);
+  const bool grouped = run_groups_ != nullptr && members.size() > 1 && (this->*run_groups_)(members, ws);
   return detail::write_batch(members.size(), out, [&](std::size_t i, Buffer& reply) {
     return grouped && ws.groups.slot_of[i] != detail::GroupPlan::none
                ? write_grouped(members[i].request, ws.groups.slot_of[i], ws, reply)
@@ -253,7 +252,7 @@ BATCHRPC_DECL bool Router::dispatch(const detail::ParsedRequest& member, const d
   }
 
   if (method->handler->answers_later()) {
-    call_and_wait(*method, request, ws, out);
+    (this->*call_and_wait_)(*method, request, ws, out);
   } else {
     Context ctx = detail::ContextAccess::make(request.method, request.id, {}, {this, nullptr, nullptr, request.params});
     detail::call_method(options_, *method, request, ctx, ws.writer, out, options_.limits.max_response_bytes);
