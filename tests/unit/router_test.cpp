@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Router: every rule of the behaviour contract for singletons and batches, with exact replies.
+#include <batchrpc/batch_call.hpp>
+#include <batchrpc/responder.hpp>
 #include <batchrpc/router.hpp>
 
 #include <atomic>
@@ -471,4 +473,32 @@ TEST_CASE("many methods are each found, and names that are not registered are no
   CHECK_FALSE(router.contains(""));
   rpc::Router moved = std::move(router);
   CHECK(moved.handle(R"({"jsonrpc":"2.0","method":"m500","id":2})") == std::optional<std::string>(result("2", "500")));
+}
+
+namespace {
+struct Deferring {
+  int offset = 0;
+  void add(int x, rpc::Responder done) const { done.resolve(x + offset); }
+};
+}  // namespace
+
+// A router reaches the paths for Responder and batch handlers only once one is registered;
+// whichever way it was, and after a move, they answer.
+TEST_CASE("handlers that answer later or in groups are answered, also by a moved router") {
+  Deferring deferring{100};
+  rpc::Router router;
+  router.add("later", &Deferring::add, deferring);
+  router.add("named_later", [](int x, rpc::Responder done) { done.resolve(x * 2); }, rpc::names("x"));
+  router.add_batched("count", [](std::span<rpc::BatchCall> group) {
+    for (rpc::BatchCall& call : group) call.result().unsigned_integer(group.size());
+  });
+  rpc::Router moved = std::move(router);
+  CHECK(moved.handle(R"([{"jsonrpc":"2.0","method":"later","params":[1],"id":1},)"
+                     R"({"jsonrpc":"2.0","method":"count","id":2},)"
+                     R"({"jsonrpc":"2.0","method":"named_later","params":{"x":4},"id":3},)"
+                     R"({"jsonrpc":"2.0","method":"count","id":4}])") ==
+        std::optional<std::string>(R"([{"jsonrpc":"2.0","id":1,"result":101},{"jsonrpc":"2.0","id":2,"result":2},)"
+                                   R"({"jsonrpc":"2.0","id":3,"result":8},{"jsonrpc":"2.0","id":4,"result":2}])"));
+  CHECK(moved.handle(R"({"jsonrpc":"2.0","method":"count","id":5})") ==
+        std::optional<std::string>(R"({"jsonrpc":"2.0","id":5,"result":1})"));
 }
