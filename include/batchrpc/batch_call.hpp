@@ -63,18 +63,21 @@ namespace detail {
 // The per-call path of a batched method (a singleton, or the only call of it in a batch): a
 // group of one, answered exactly as any handler (a rejection is thrown as the handler's error).
 class BatchedHandler final : public Handler {
+  friend class Handler;
+
  public:
-  explicit BatchedHandler(BatchHandler fn) : fn_(std::move(fn)) {}
-  InvokeStatus invoke(const Params& params, Context& ctx, ResultWriter& out,
-                      ParamError&) const override {
+  explicit BatchedHandler(BatchHandler fn)
+      : Handler(&invoke_as<BatchedHandler>, &destroy_as<BatchedHandler>, false, true),
+        fn_(std::move(fn)) {}
+
+ private:
+  InvokeStatus run(const Params& params, Context& ctx, ResultWriter& out, ParamError&) const {
     BatchCall call(params, ctx, out);
     fn_(std::span<BatchCall>(&call, 1));
     if (call.rejection()) throw std::move(*call.rejection());
     return InvokeStatus::ok;
   }
-  [[nodiscard]] bool answers_later() const noexcept override { return false; }
 
- private:
   BatchHandler fn_;
 };
 

@@ -44,19 +44,59 @@ namespace rpc::inline BATCHRPC_ABI::detail {
 
 enum class InvokeStatus : unsigned char { ok, invalid_params };
 
-/// A registered handler with its binding, type-erased.
+/// A registered handler with its binding, type-erased through plain function pointers, not
+/// virtual functions. At -O2, GCC compiles every override of a virtual function that code it
+/// compiles may call, to see whether the call can be devirtualised: a virtual `invoke` made
+/// every file that includes the umbrella header compile the built-ins' and tools' handlers, and
+/// all they reach, only to discard them. A function pointer names only what was registered.
 class Handler {
  public:
-  virtual ~Handler() = default;
-  virtual InvokeStatus invoke(const Params& params, Context& ctx, ResultWriter& out,
-                              ParamError& error) const = 0;
+  InvokeStatus invoke(const Params& params, Context& ctx, ResultWriter& out,
+                      ParamError& error) const {
+    return invoke_(*this, params, ctx, out, error);
+  }
   // True when the handler takes an rpc::Responder (so a call may be answered later).
-  [[nodiscard]] virtual bool answers_later() const noexcept = 0;
+  [[nodiscard]] bool answers_later() const noexcept { return answers_later_; }
   // False when the handler cannot see its call's cancellation (it takes neither an
   // rpc::Context nor an rpc::Responder): a session then makes no stop state for its calls,
   // and gives them no slot for a Responder.
-  [[nodiscard]] virtual bool observes_stop() const noexcept { return true; }
+  [[nodiscard]] bool observes_stop() const noexcept { return observes_stop_; }
+
+  // Destroys a handler as the type it was made as (HandlerPtr's deleter).
+  struct Destroy {
+    void operator()(Handler* handler) const noexcept { handler->destroy_(handler); }
+  };
+
+ protected:
+  using InvokeFn = InvokeStatus (*)(const Handler&, const Params&, Context&, ResultWriter&,
+                                    ParamError&);
+  using DestroyFn = void (*)(Handler*) noexcept;
+  Handler(InvokeFn invoke_fn, DestroyFn destroy_fn, bool later, bool sees_stop) noexcept
+      : invoke_(invoke_fn), destroy_(destroy_fn), answers_later_(later), observes_stop_(sees_stop) {}
+  ~Handler() = default;  // not virtual: Destroy calls the derived type's destructor
+  Handler(const Handler&) = delete;
+  Handler& operator=(const Handler&) = delete;
+
+  // The function pointers of a derived type D: its `run` (invoke's parameters) and destructor.
+  template <class D>
+  static InvokeStatus invoke_as(const Handler& self, const Params& params, Context& ctx,
+                                ResultWriter& out, ParamError& error) {
+    return static_cast<const D&>(self).run(params, ctx, out, error);
+  }
+  template <class D>
+  static void destroy_as(Handler* self) noexcept {
+    delete static_cast<D*>(self);
+  }
+
+ private:
+  InvokeFn invoke_;
+  DestroyFn destroy_;
+  bool answers_later_;
+  bool observes_stop_;
 };
+
+/// Owns a registered handler.
+using HandlerPtr = std::unique_ptr<Handler, Handler::Destroy>;
 
 template <class P>
 using bare_t = std::remove_cvref_t<P>;
@@ -151,6 +191,7 @@ struct arg_info<std::tuple<A...>> {
 
 template <class F, std::size_t N>
 class TypedHandler final : public Handler {
+  friend class Handler;
   using Sig = callable_signature<F>;
   using Args = typename Sig::args;
   using Info = arg_info<Args>;
@@ -159,7 +200,10 @@ class TypedHandler final : public Handler {
   static constexpr std::size_t bound_count = Info::bound_count;
 
  public:
-  TypedHandler(F fn, const Names<N>& names) : fn_(std::move(fn)) {
+  TypedHandler(F fn, const Names<N>& names)
+      : Handler(&invoke_as<TypedHandler>, &destroy_as<TypedHandler>, Info::takes_responder,
+                Info::takes_context || Info::takes_responder),
+        fn_(std::move(fn)) {
     for (std::size_t i = 0; i < N; ++i) {
       if (names.list[i].empty()) throw std::invalid_argument("batchrpc: empty parameter name");
       for (std::size_t j = 0; j < i; ++j) {
@@ -172,13 +216,8 @@ class TypedHandler final : public Handler {
     }
   }
 
-  [[nodiscard]] bool answers_later() const noexcept override { return Info::takes_responder; }
-  [[nodiscard]] bool observes_stop() const noexcept override {
-    return Info::takes_context || Info::takes_responder;
-  }
-
-  InvokeStatus invoke(const Params& params, Context& ctx, ResultWriter& out,
-                      ParamError& error) const override {
+ private:
+  InvokeStatus run(const Params& params, Context& ctx, ResultWriter& out, ParamError& error) const {
     typename Info::stored args{};
     if constexpr (bound_count > 0 || !Info::takes_params) {
       if (!bind(params, args, error)) return InvokeStatus::invalid_params;
@@ -191,7 +230,6 @@ class TypedHandler final : public Handler {
     return InvokeStatus::ok;
   }
 
- private:
   template <std::size_t... I>
   decltype(auto) call(typename Info::stored& args, const Params& params, Context& ctx,
                       ResultWriter& out, std::index_sequence<I...>) const {
@@ -505,11 +543,11 @@ constexpr bool handler_answers_later() {
 }
 
 template <std::size_t N, class F>
-std::unique_ptr<Handler> make_handler(F&& fn, const Names<N>& names) {
+HandlerPtr make_handler(F&& fn, const Names<N>& names) {
   using Fn = std::decay_t<F>;
   check_handler<Fn, N>();  // not in a static_assert: a failed check is not a constant
   if constexpr (handler_ok<Fn, N>()) {  // keeps a failed check to its one readable message
-    return std::make_unique<TypedHandler<Fn, N>>(std::forward<F>(fn), names);
+    return HandlerPtr(new TypedHandler<Fn, N>(std::forward<F>(fn), names));
   } else {
     return nullptr;
   }

@@ -266,7 +266,7 @@ class Router {
     return methods_.find(name);
   }
   // Registration's non-template part: the handler is built in the caller's file, the rest here.
-  BATCHRPC_DECL void add_method(std::string_view name, std::unique_ptr<detail::Handler> handler,
+  BATCHRPC_DECL void add_method(std::string_view name, detail::HandlerPtr handler,
                                 MethodOptions options);
   BATCHRPC_DECL void add_batched_method(std::string_view name, BatchHandler handler, MethodOptions options);
   BATCHRPC_DECL void add_method(std::string_view name, detail::Method method);

@@ -13,12 +13,9 @@ namespace rpc::inline BATCHRPC_ABI::detail {
 
 class BlockingDeferred : public Deferred {
  public:
-  BlockingDeferred() = default;
+  BlockingDeferred() noexcept : Deferred(&woken) {}
   BlockingDeferred(const BlockingDeferred&) = delete;
   BlockingDeferred& operator=(const BlockingDeferred&) = delete;
-  // Virtual only so that a class with virtual functions has one: nothing deletes through a
-  // base pointer (the object lives on its waiter's stack).
-  virtual ~BlockingDeferred() = default;
 
   // Returns once the slot is answered.
   void wait() {
@@ -27,7 +24,10 @@ class BlockingDeferred : public Deferred {
   }
 
  protected:
-  void on_complete() override { wake(); }
+  // For a derived class that is told of completion itself (and then calls wake()).
+  BlockingDeferred(CompleteFn on_complete, AttachFn on_attach) noexcept
+      : Deferred(on_complete, on_attach) {}
+
   // The last thing a completion does: the waiter may destroy this object as soon as the lock is
   // released, so notify_all runs under it.
   void wake() {
@@ -37,6 +37,8 @@ class BlockingDeferred : public Deferred {
   }
 
  private:
+  static void woken(Deferred& slot) { static_cast<BlockingDeferred&>(slot).wake(); }
+
   std::mutex mutex_;
   std::condition_variable answered_;
   bool done_ = false;

@@ -23,9 +23,15 @@ class ResponderState;
 // Filled exactly once, from any thread: a result value (JSON text), an rpc::Error, or an
 // unexpected exception. Whoever owns it is told through on_complete(), after which the
 // completing thread does not touch it again. A slot is reused from request to request.
+//
+// Its owner is told through function pointers rather than virtual functions, for the reason
+// detail::Handler gives: the router's path completes slots, and a virtual on_complete made
+// every file that calls the router compile sessions' and tools' completions too.
 class Deferred {
  public:
-  Deferred() = default;
+  using CompleteFn = void (*)(Deferred&);
+  using AttachFn = void (*)(Deferred&, const std::shared_ptr<ResponderState>&);
+
   Deferred(const Deferred&) = delete;
   Deferred& operator=(const Deferred&) = delete;
 
@@ -60,15 +66,17 @@ class Deferred {
 
   // A Responder now answers for this slot. Sessions keep track of it, so that a session that
   // ends can answer for the requests still waiting on one.
-  virtual void attach(const std::shared_ptr<ResponderState>&) {}
+  void attach(const std::shared_ptr<ResponderState>& state) {
+    if (attach_ != nullptr) attach_(*this, state);
+  }
 
-  void complete() { on_complete(); }
+  // Tells the owner the slot is answered; the completing thread does not touch it again.
+  void complete() { complete_(*this); }
 
   // While a session keeps track of the Responder answering for this slot (so that it can answer
-  // for it if the session ends first): that Responder's state, and the slot's place in the
-  // session's list of slots waiting on one. Both guarded by the session's mutex.
+  // for it if the session ends first): the slot's place in the session's list of slots waiting
+  // on one. Guarded by the session's mutex.
   static constexpr std::size_t not_awaiting = static_cast<std::size_t>(-1);
-  std::weak_ptr<ResponderState> responder;
   std::size_t awaiting = not_awaiting;
 
   Buffer value;                // the result's JSON text, when it succeeded
@@ -78,10 +86,15 @@ class Deferred {
   bool too_large = false;         // the result outgrew value_limit(): answered -32092
 
  protected:
+  // `on_complete`: called once the slot is answered; `on_attach`: when a Responder takes it
+  // (null: nobody keeps track).
+  explicit Deferred(CompleteFn on_complete, AttachFn on_attach = nullptr) noexcept
+      : complete_(on_complete), attach_(on_attach) {}
   ~Deferred() = default;
-  virtual void on_complete() = 0;
 
  private:
+  CompleteFn complete_;
+  AttachFn attach_;
   std::atomic<bool> taken_{false};
   std::atomic<bool> abandoned_{false};
   std::stop_token stop_;

@@ -39,8 +39,9 @@ struct GroupScratch {
 // The router's own path: a batch's calls of batched methods, answered before the reply is
 // written in request order.
 struct GroupPlan {
-  class Slot final : public Deferred {
-    void on_complete() override {}
+  class Slot final : public Deferred {  // its group waits for every call to return
+   public:
+    Slot() noexcept : Deferred([](Deferred&) {}) {}
   };
   static constexpr std::size_t none = static_cast<std::size_t>(-1);
   std::vector<std::size_t> slot_of;    // per member: its slot, or none (dispatched as usual)

@@ -23,9 +23,15 @@ namespace rpc::inline BATCHRPC_ABI::detail {
 
 class Coalescer;
 
+// Destroys a method's coalescer, through a function pointer set where the type is complete.
+struct CoalescerDelete {
+  void (*destroy)(Coalescer*) noexcept = nullptr;
+  void operator()(Coalescer* coalescer) const noexcept { destroy(coalescer); }
+};
+
 /// A registered method: its handler and options.
 struct Method {
-  std::unique_ptr<Handler> handler;
+  HandlerPtr handler;
   MethodOptions options;
   BatchHandler batch{};  // set by add_batched: answers a batch's calls of this method together
   bool observes_stop = true;  // handler->observes_stop(), asked once at registration
@@ -34,7 +40,7 @@ struct Method {
   bool runs_first = false;
   // Set by Router::coalesce: gathers this method's calls across messages. Last, so that it is
   // destroyed (its batcher thread joined) before the handlers it calls.
-  std::shared_ptr<Coalescer> coalescer{};
+  std::unique_ptr<Coalescer, CoalescerDelete> coalescer{};
 };
 
 class MethodTable {

@@ -9,15 +9,24 @@
 
 namespace rpc::inline BATCHRPC_ABI::detail {
 
-// A connection that holds replies back.
+// A connection that holds replies back. Its release is a function pointer, not a virtual
+// function, for the reason detail::Handler gives: every handler call may release a hold, and a
+// virtual one would make every file that calls handlers compile the stream connection too.
 class ReplyHold {
  public:
   // Writes what is held, and holds nothing more until the reading thread's next read. False
   // once the peer is gone (then or before): nothing more should run for it. Never throws.
-  virtual bool release() noexcept = 0;
+  bool release() noexcept { return release_(*this); }
 
  protected:
+  using ReleaseFn = bool (*)(ReplyHold&) noexcept;
+  explicit ReplyHold(ReleaseFn release_fn) noexcept : release_(release_fn) {}
   ~ReplyHold() = default;
+  ReplyHold(const ReplyHold&) = delete;
+  ReplyHold& operator=(const ReplyHold&) = delete;
+
+ private:
+  ReleaseFn release_;
 };
 
 // The hold of the connection whose reading thread this is, while that thread answers one

@@ -169,9 +169,8 @@ class SessionCore {
   // session remembers it until it has answered, so that close() can answer for it.
   void await(Deferred& slot, const std::shared_ptr<ResponderState>& state) {
     std::lock_guard<std::mutex> lock(mutex_);
-    awaiting_.push_back(&slot);
+    awaiting_.push_back({&slot, state});
     slot.awaiting = awaiting_.size() - 1;
-    slot.responder = state;
     ++attached_;
     if (closing_) idle_.notify_all();  // close() is waiting: there is one more to answer
   }
@@ -179,12 +178,12 @@ class SessionCore {
   void unawait(Deferred& slot) noexcept {
     std::lock_guard<std::mutex> lock(mutex_);
     if (slot.awaiting == Deferred::not_awaiting) return;
-    Deferred* last = awaiting_.back();
-    awaiting_[slot.awaiting] = last;
-    last->awaiting = slot.awaiting;
+    if (slot.awaiting != awaiting_.size() - 1) {  // the last one takes its place
+      awaiting_[slot.awaiting] = std::move(awaiting_.back());
+      awaiting_[slot.awaiting].slot->awaiting = slot.awaiting;
+    }
     awaiting_.pop_back();
     slot.awaiting = Deferred::not_awaiting;
-    slot.responder.reset();
   }
 
   // Answers -32800 for the requests still waiting on a Responder (which then refuses its own
@@ -251,7 +250,12 @@ class SessionCore {
   std::size_t active_jobs_ = 0;
   std::size_t lingering_jobs_ = 0;  // active, reply sent, waiting for executor tasks to let go
   InFlight in_flight_;
-  std::vector<Deferred*> awaiting_;  // slots a Responder answers for, not yet answered
+  // A slot a Responder answers for, not yet answered, and that Responder's state.
+  struct Awaiting {
+    Deferred* slot;
+    std::weak_ptr<ResponderState> responder;
+  };
+  std::vector<Awaiting> awaiting_;
   std::uint64_t attached_ = 0;     // Responders attached so far
   std::uint64_t dispatched_ = 0;   // messages whose members were all handed out, so far
   bool closing_ = false;

@@ -30,6 +30,8 @@ class Member final : public Deferred {
  public:
   static constexpr std::size_t none = static_cast<std::size_t>(-1);
 
+  Member() noexcept : Deferred(&completed, &attached) {}
+
   Job* job = nullptr;
   std::size_t index = 0;
   Request request;
@@ -72,8 +74,10 @@ class Member final : public Deferred {
   }
 
  private:
-  BATCHRPC_DECL void on_complete() override;
-  BATCHRPC_DECL void attach(const std::shared_ptr<ResponderState>& state) override;
+  // Its Responder answered (the handler may still be running).
+  BATCHRPC_DECL static void completed(Deferred& slot);
+  // A Responder took it: its session keeps track of it.
+  BATCHRPC_DECL static void attached(Deferred& slot, const std::shared_ptr<ResponderState>& state);
 };
 
 }  // namespace rpc::detail

@@ -42,14 +42,14 @@ BATCHRPC_DECL Router& Router::describe_capability(std::string_view name, Json se
   return *this;
 }
 
-BATCHRPC_DECL void Router::add_method(std::string_view name, std::unique_ptr<detail::Handler> handler,
+BATCHRPC_DECL void Router::add_method(std::string_view name, detail::HandlerPtr handler,
                                       MethodOptions options) {
   add_method(name, detail::Method{std::move(handler), std::move(options)});
 }
 
 BATCHRPC_DECL void Router::add_batched_method(std::string_view name, BatchHandler handler,
                                               MethodOptions options) {
-  auto batched = std::make_unique<detail::BatchedHandler>(handler);
+  detail::HandlerPtr batched(new detail::BatchedHandler(handler));
   add_method(name, detail::Method{std::move(batched), std::move(options), std::move(handler)});
 }
 
@@ -83,7 +83,8 @@ BATCHRPC_DECL Router& Router::coalesce(std::string_view name, Coalescing setting
   if (settings.max_concurrent_groups == 0) {
     throw std::invalid_argument("batchrpc: Coalescing::max_concurrent_groups must be at least 1");
   }
-  method->coalescer = std::make_shared<detail::Coalescer>(*method, settings);
+  method->coalescer = {new detail::Coalescer(*method, settings),
+                       {[](detail::Coalescer* c) noexcept { delete c; }}};
   return *this;
 }
 

@@ -99,16 +99,18 @@ BATCHRPC_DECL bool id_key(const RequestId& id, std::string& key) {
   return id_key(value, key);
 }
 
-BATCHRPC_DECL void Member::on_complete() {
-  if (!second_arrival()) return;  // the handler is still running: it will write the response
-  job->guarded(index, [this] {
+BATCHRPC_DECL void Member::completed(Deferred& slot) {
+  auto& self = static_cast<Member&>(slot);
+  if (!self.second_arrival()) return;  // the handler is still running: it will write the response
+  self.job->guarded(self.index, [&self] {
     WorkspaceLease ws;
-    job->answered(index, *ws);
+    self.job->answered(self.index, *ws);
   });
 }
 
-BATCHRPC_DECL void Member::attach(const std::shared_ptr<ResponderState>& state) {
-  job->core().await(*this, state);
+BATCHRPC_DECL void Member::attached(Deferred& slot, const std::shared_ptr<ResponderState>& state) {
+  auto& self = static_cast<Member&>(slot);
+  self.job->core().await(self, state);
 }
 
 BATCHRPC_DECL void await_in(Session& session, Deferred& slot, const std::shared_ptr<ResponderState>& state) {
@@ -305,8 +307,8 @@ BATCHRPC_DECL std::size_t SessionCore::answer_waiting() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     waiting.reserve(awaiting_.size());
-    for (Deferred* slot : awaiting_) {
-      if (auto state = slot->responder.lock()) waiting.push_back(std::move(state));
+    for (const Awaiting& a : awaiting_) {
+      if (auto state = a.responder.lock()) waiting.push_back(std::move(state));
     }
   }
   std::size_t n = 0;

@@ -59,7 +59,8 @@ namespace detail {
 class StreamConnection final : public FrameSink, private ReplyHold {
  public:
   StreamConnection(Session& session, const StreamWriter& write, StreamOptions options, bool writes_together)
-      : session_(session),
+      : ReplyHold(&release_hold),
+        session_(session),
         write_(write),
         framer_(options.framing, options.max_message_bytes != 0 ? options.max_message_bytes
                                                                 : session.router().limits().max_message_bytes),
@@ -110,7 +111,7 @@ class StreamConnection final : public FrameSink, private ReplyHold {
 
   // Writes what is held, and holds nothing more until the next read; false once the peer is
   // gone (the connection is over). On the reading thread only.
-  bool release() noexcept override {
+  bool release() noexcept {
     holding_ = false;
     {
       std::lock_guard<std::mutex> lock(write_mutex_);
@@ -125,6 +126,10 @@ class StreamConnection final : public FrameSink, private ReplyHold {
   // Most bytes held: past this, what is held is written at once (a read's replies can be far
   // larger than the read).
   static constexpr std::size_t kMostHeld = std::size_t{1} << 16;
+
+  static bool release_hold(ReplyHold& hold) noexcept {
+    return static_cast<StreamConnection&>(hold).release();
+  }
 
   // This connection holds the reading thread's replies while it lives; what is held is
   // written when it ends, however the read ended. A connection served from inside a handler

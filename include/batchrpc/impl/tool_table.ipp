@@ -234,15 +234,18 @@ inline std::optional<Error> refuse(const Tool* tool, std::string_view name, std:
 // answers it -32800, so tools/call never waits on a Responder longer than its session lives.
 class ToolDeferred final : public BlockingDeferred {
  public:
-  explicit ToolDeferred(Session* session) noexcept : session_(session) {}
+  explicit ToolDeferred(Session* session) noexcept
+      : BlockingDeferred(&completed, &attached), session_(session) {}
 
  private:
-  void attach(const std::shared_ptr<ResponderState>& state) override {
-    if (session_ != nullptr) await_in(*session_, *this, state);
+  static void attached(Deferred& slot, const std::shared_ptr<ResponderState>& state) {
+    auto& self = static_cast<ToolDeferred&>(slot);
+    if (self.session_ != nullptr) await_in(*self.session_, self, state);
   }
-  void on_complete() override {
-    if (session_ != nullptr) unawait_in(*session_, *this);  // before the waiter may destroy us
-    wake();
+  static void completed(Deferred& slot) {
+    auto& self = static_cast<ToolDeferred&>(slot);
+    if (self.session_ != nullptr) unawait_in(*self.session_, self);  // before the waiter may destroy us
+    self.wake();
   }
   Session* session_;
 };
