@@ -118,8 +118,9 @@ class Router {
   template <class F, std::size_t N>
   Router& add(std::string_view name, F&& handler, const Names<N>& param_names,
               MethodOptions options = {}) {
-    add_method(name, detail::make_handler<N>(std::forward<F>(handler), param_names), std::move(options));
-    if constexpr (detail::handler_answers_later<std::decay_t<F>, N>()) call_and_wait_ = &Router::call_and_wait;
+    detail::WaitingCall waits = nullptr;
+    if constexpr (detail::handler_answers_later<std::decay_t<F>, N>()) waits = &Router::call_and_wait;
+    add_method(name, detail::make_handler<N>(std::forward<F>(handler), param_names), std::move(options), waits);
     return *this;
   }
 
@@ -183,7 +184,7 @@ class Router {
                   "take `std::span<rpc::BatchCall> calls` and drop `mutable`.");
     if constexpr (callable) {  // else the errors above are the only ones
       add_batched_method(name, BatchHandler(std::forward<F>(handler)), std::move(options));
-      run_groups_ = &Router::run_groups;
+      answer_grouped_ = &Router::answer_grouped;
     }
     return *this;
   }
@@ -267,7 +268,7 @@ class Router {
   }
   // Registration's non-template part: the handler is built in the caller's file, the rest here.
   BATCHRPC_DECL void add_method(std::string_view name, detail::HandlerPtr handler,
-                                MethodOptions options);
+                                MethodOptions options, detail::WaitingCall waits);
   BATCHRPC_DECL void add_batched_method(std::string_view name, BatchHandler handler, MethodOptions options);
   BATCHRPC_DECL void add_method(std::string_view name, detail::Method method);
   BATCHRPC_DECL bool handle_copy(std::string_view message, detail::Workspace& ws, Buffer& out) const;
@@ -282,8 +283,14 @@ class Router {
   BATCHRPC_DECL bool answer_resolved(std::span<const detail::ParsedRequest> members, bool batch,
                                      std::span<const detail::Method* const> methods,
                                      detail::Workspace& ws, Buffer& out) const noexcept;
-  BATCHRPC_DECL void call_and_wait(const detail::Method& method, const detail::Request& request,
-                                   detail::Workspace& ws, Buffer& out) const;
+  // A handler's call answered through a Responder, waited for (detail::WaitingCall).
+  BATCHRPC_DECL static void call_and_wait(const Router& router, const detail::Method& method,
+                                          const detail::Request& request, detail::Workspace& ws,
+                                          Buffer& out);
+  // Answers a batch of more than one member when batch handlers are registered: their calls
+  // first, one handler call per method, then every response in request order.
+  BATCHRPC_DECL bool answer_grouped(std::span<const detail::ParsedRequest> members,
+                                    detail::Workspace& ws, Buffer& out) const;
   BATCHRPC_DECL bool run_groups(std::span<const detail::ParsedRequest> batch,
                                 detail::Workspace& ws) const;
   BATCHRPC_DECL bool write_grouped(const detail::Request& request, std::size_t slot,
@@ -294,13 +301,11 @@ class Router {
   detail::MethodTable methods_;
   std::map<std::string, Json, std::less<>> capability_settings_;
   RouterOptions options_;
-  // The paths that only some handlers need, reached through pointers that registration sets:
-  // a header-only build then compiles them only in files that register such a handler.
-  // call_and_wait_ is set by `add` for a handler that takes a Responder, the only kind whose
-  // Handler::answers_later() is true; run_groups_ by `add_batched`.
-  void (Router::*call_and_wait_)(const detail::Method&, const detail::Request&, detail::Workspace&,
-                                 Buffer&) const = nullptr;
-  bool (Router::*run_groups_)(std::span<const detail::ParsedRequest>, detail::Workspace&) const = nullptr;
+  // The batch-handler path, reached through a pointer that `add_batched` sets: a header-only
+  // build then compiles it only in files that register a batch handler (the Responder path is
+  // reached in the same way, through its method's WaitingCall).
+  bool (Router::*answer_grouped_)(std::span<const detail::ParsedRequest>, detail::Workspace&,
+                                  Buffer&) const = nullptr;
   // Shared with its sessions at run time (bytes in progress, whether it serves yet).
   std::unique_ptr<detail::RouterRuntime> runtime_ = std::make_unique<detail::RouterRuntime>();
 };

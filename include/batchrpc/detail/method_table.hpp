@@ -19,9 +19,21 @@
 #include "../method_options.hpp"
 #include "same_text.hpp"
 
+namespace rpc::inline BATCHRPC_ABI {
+class Router;
+}  // namespace rpc
+
 namespace rpc::inline BATCHRPC_ABI::detail {
 
 class Coalescer;
+struct Method;
+struct Request;
+struct Workspace;
+
+// The router's path for a call it answers once the handler's Responder has: set by Router::add
+// only for a handler that takes one, so that a file compiles that path only when it registers
+// such a handler.
+using WaitingCall = void (*)(const Router&, const Method&, const Request&, Workspace&, Buffer&);
 
 // Destroys a method's coalescer, through a function pointer set where the type is complete.
 struct CoalescerDelete {
@@ -34,6 +46,7 @@ struct Method {
   HandlerPtr handler;
   MethodOptions options;
   BatchHandler batch{};  // set by add_batched: answers a batch's calls of this method together
+  WaitingCall call_and_wait = nullptr;  // set by add for a handler taking a Responder
   bool observes_stop = true;  // handler->observes_stop(), asked once at registration
   // Runs before every other member of a batch starts, and inline: the cancellation built-ins,
   // so that a batch's cancel reaches its siblings before they run.

@@ -43,8 +43,10 @@ BATCHRPC_DECL Router& Router::describe_capability(std::string_view name, Json se
 }
 
 BATCHRPC_DECL void Router::add_method(std::string_view name, detail::HandlerPtr handler,
-                                      MethodOptions options) {
-  add_method(name, detail::Method{std::move(handler), std::move(options)});
+                                      MethodOptions options, detail::WaitingCall waits) {
+  detail::Method method{std::move(handler), std::move(options)};
+  method.call_and_wait = waits;
+  add_method(name, std::move(method));
 }
 
 BATCHRPC_DECL void Router::add_batched_method(std::string_view name, BatchHandler handler,
@@ -203,9 +205,14 @@ BATCHRPC_DECL bool Router::process(char* text, std::size_t size, detail::Workspa
                         detail::ReasonData{"empty batch"});
     return true;
   }
-  // Calls of batched methods (add_batched) are answered first, one handler call per method;
-  // their responses are then written in request order with the others'.
-  const bool grouped = run_groups_ != nullptr && members.size() > 1 && (this->*run_groups_)(members, ws);
+  if (answer_grouped_ != nullptr && members.size() > 1) return (this->*answer_grouped_)(members, ws, out);
+  return detail::write_batch(members.size(), out,
+                             [&](std::size_t i, Buffer& reply) { return dispatch(members[i], ws, reply); });
+}
+
+BATCHRPC_DECL bool Router::answer_grouped(std::span<const detail::ParsedRequest> members,
+                                          detail::Workspace& ws, Buffer& out) const {
+  const bool grouped = run_groups(members, ws);
   return detail::write_batch(members.size(), out, [&](std::size_t i, Buffer& reply) {
     return grouped && ws.groups.slot_of[i] != detail::GroupPlan::none
                ? write_grouped(members[i].request, ws.groups.slot_of[i], ws, reply)
@@ -252,8 +259,8 @@ BATCHRPC_DECL bool Router::dispatch(const detail::ParsedRequest& member, const d
     return true;
   }
 
-  if (method->handler->answers_later()) {
-    (this->*call_and_wait_)(*method, request, ws, out);
+  if (method->call_and_wait != nullptr) {
+    method->call_and_wait(*this, *method, request, ws, out);
   } else {
     Context ctx = detail::ContextAccess::make(request.method, request.id, {}, {this, nullptr, nullptr, request.params});
     detail::call_method(options_, *method, request, ctx, ws.writer, out, options_.limits.max_response_bytes);
@@ -265,14 +272,16 @@ BATCHRPC_DECL bool Router::dispatch(const detail::ParsedRequest& member, const d
 
 // Kept apart from dispatch: the slot a Responder answers into is large, and most handlers
 // never need one.
-BATCHRPC_DECL void Router::call_and_wait(const detail::Method& method, const detail::Request& request,
-                                         detail::Workspace& ws, Buffer& out) const {
+BATCHRPC_DECL void Router::call_and_wait(const Router& router, const detail::Method& method,
+                                         const detail::Request& request, detail::Workspace& ws,
+                                         Buffer& out) {
+  const RouterOptions& options = router.options_;
   detail::BlockingDeferred later;  // the router's own path answers in one call: it waits
-  later.reset({}, options_.limits.max_response_bytes);
-  Context ctx = detail::ContextAccess::make(request.method, request.id, {}, {this, nullptr, &later, request.params});
-  if (!detail::call_method(options_, method, request, ctx, ws.writer, out, options_.limits.max_response_bytes)) {
+  later.reset({}, options.limits.max_response_bytes);
+  Context ctx = detail::ContextAccess::make(request.method, request.id, {}, {&router, nullptr, &later, request.params});
+  if (!detail::call_method(options, method, request, ctx, ws.writer, out, options.limits.max_response_bytes)) {
     later.wait();
-    detail::write_deferred(options_, request, later, ws.writer, out);
+    detail::write_deferred(options, request, later, ws.writer, out);
   }
 }
 
