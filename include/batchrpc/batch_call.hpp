@@ -67,7 +67,7 @@ class BatchedHandler final : public Handler {
 
  public:
   explicit BatchedHandler(BatchHandler fn)
-      : Handler(&invoke_as<BatchedHandler>, &destroy_as<BatchedHandler>, false, true),
+      : Handler(&invoke_as<BatchedHandler>, &destroy_as<BatchedHandler>, true),
         fn_(std::move(fn)) {}
 
  private:

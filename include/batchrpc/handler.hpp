@@ -45,18 +45,17 @@ namespace rpc::inline BATCHRPC_ABI::detail {
 enum class InvokeStatus : unsigned char { ok, invalid_params };
 
 /// A registered handler with its binding, type-erased through plain function pointers, not
-/// virtual functions. At -O2, GCC compiles every override of a virtual function that code it
-/// compiles may call, to see whether the call can be devirtualised: a virtual `invoke` made
-/// every file that includes the umbrella header compile the built-ins' and tools' handlers, and
-/// all they reach, only to discard them. A function pointer names only what was registered.
+/// virtual functions. At -O2, GCC keeps every override of a virtual function that reachable
+/// code calls, and all they call, as possible targets for devirtualisation, and runs its early
+/// passes over them: a virtual `invoke` made every file that includes the umbrella header
+/// compile the built-ins' and tools' handlers, and all they reach, only to discard them. A
+/// function pointer names only what was registered.
 class Handler {
  public:
   InvokeStatus invoke(const Params& params, Context& ctx, ResultWriter& out,
                       ParamError& error) const {
     return invoke_(*this, params, ctx, out, error);
   }
-  // True when the handler takes an rpc::Responder (so a call may be answered later).
-  [[nodiscard]] bool answers_later() const noexcept { return answers_later_; }
   // False when the handler cannot see its call's cancellation (it takes neither an
   // rpc::Context nor an rpc::Responder): a session then makes no stop state for its calls,
   // and gives them no slot for a Responder.
@@ -71,8 +70,8 @@ class Handler {
   using InvokeFn = InvokeStatus (*)(const Handler&, const Params&, Context&, ResultWriter&,
                                     ParamError&);
   using DestroyFn = void (*)(Handler*) noexcept;
-  Handler(InvokeFn invoke_fn, DestroyFn destroy_fn, bool later, bool sees_stop) noexcept
-      : invoke_(invoke_fn), destroy_(destroy_fn), answers_later_(later), observes_stop_(sees_stop) {}
+  Handler(InvokeFn invoke_fn, DestroyFn destroy_fn, bool sees_stop) noexcept
+      : invoke_(invoke_fn), destroy_(destroy_fn), observes_stop_(sees_stop) {}
   ~Handler() = default;  // not virtual: Destroy calls the derived type's destructor
   Handler(const Handler&) = delete;
   Handler& operator=(const Handler&) = delete;
@@ -91,7 +90,6 @@ class Handler {
  private:
   InvokeFn invoke_;
   DestroyFn destroy_;
-  bool answers_later_;
   bool observes_stop_;
 };
 
@@ -201,7 +199,7 @@ class TypedHandler final : public Handler {
 
  public:
   TypedHandler(F fn, const Names<N>& names)
-      : Handler(&invoke_as<TypedHandler>, &destroy_as<TypedHandler>, Info::takes_responder,
+      : Handler(&invoke_as<TypedHandler>, &destroy_as<TypedHandler>,
                 Info::takes_context || Info::takes_responder),
         fn_(std::move(fn)) {
     for (std::size_t i = 0; i < N; ++i) {

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <latch>
 #include <memory>
@@ -535,6 +536,43 @@ TEST_SUITE("session lifetime") {
       CHECK_FALSE(done.pending());
       CHECK_FALSE(done.resolve(7));  // the session answered it: quietly refused, nothing thrown
     }
+  }
+
+  // The session keeps the slots waiting on a Responder in a list; one answered from the middle
+  // of it leaves its place to the last, which must still be answered when the session ends.
+  TEST_CASE("~Session answers the Responders still waiting after one in the middle has answered") {
+    rpc::Router router;
+    std::mutex mutex;
+    std::condition_variable parked;
+    std::vector<rpc::Responder> registry;  // in the order the session came to know them
+    router.add("park", [&](rpc::Responder done) {
+      std::lock_guard lock(mutex);
+      registry.push_back(std::move(done));
+      parked.notify_all();
+    });
+    Replies replies;
+    watchdog::must_finish("~Session after a middle Responder answered", [&] {
+      rpc::Session session(router);
+      for (std::size_t i = 0; i < 4; ++i) {
+        session.handle(request("park", std::to_string(i + 1)), replies.callback());
+        std::unique_lock lock(mutex);
+        parked.wait(lock, [&] { return registry.size() == i + 1; });
+      }
+      std::lock_guard lock(mutex);
+      CHECK(registry[1].resolve(20));  // request 2
+    });
+    auto got = replies.all();  // the messages complete in no particular order
+    std::sort(got.begin(), got.end());
+    std::vector<std::optional<std::string>> expected{result("2", "20"), cancelled("1"), cancelled("3"),
+                                                     cancelled("4")};
+    std::sort(expected.begin(), expected.end());
+    CHECK(got == expected);
+    std::lock_guard lock(mutex);
+    for (std::size_t i : {std::size_t{0}, std::size_t{2}, std::size_t{3}}) {
+      CHECK_FALSE(registry[i].pending());
+      CHECK_FALSE(registry[i].resolve(7));  // the session answered it: quietly refused
+    }
+    CHECK_THROWS_AS(registry[1].resolve(7), std::logic_error);  // answered already, by its handler
   }
 
 #if BATCHRPC_CHECKS_ENABLED

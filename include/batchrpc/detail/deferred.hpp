@@ -21,8 +21,9 @@ namespace rpc::inline BATCHRPC_ABI::detail {
 class ResponderState;
 
 // Filled exactly once, from any thread: a result value (JSON text), an rpc::Error, or an
-// unexpected exception. Whoever owns it is told through on_complete(), after which the
-// completing thread does not touch it again. A slot is reused from request to request.
+// unexpected exception. Whoever owns it is told through complete(), which calls the function
+// its derived type gave, after which the completing thread does not touch it again. A slot is
+// reused from request to request.
 //
 // Its owner is told through function pointers rather than virtual functions, for the reason
 // detail::Handler gives: the router's path completes slots, and a virtual on_complete made

@@ -35,7 +35,8 @@ struct Workspace;
 // such a handler.
 using WaitingCall = void (*)(const Router&, const Method&, const Request&, Workspace&, Buffer&);
 
-// Destroys a method's coalescer, through a function pointer set where the type is complete.
+// Destroys a method's coalescer, through a function pointer set where the type is complete
+// (Router::coalesce): a coalescer is only ever stored together with its deleter.
 struct CoalescerDelete {
   void (*destroy)(Coalescer*) noexcept = nullptr;
   void operator()(Coalescer* coalescer) const noexcept { destroy(coalescer); }
