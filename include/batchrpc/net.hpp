@@ -79,7 +79,7 @@ class ServerCore;
  * request, while WebSocket and stream connections read on, so that the client's answers to the
  * server's requests still reach the handlers waiting for them (what else the client sends
  * meanwhile is served too). After `shutdown_grace`, what is still in flight is cancelled:
- * requests not started yet (those held at the in-flight cap go in first) and those waiting on a
+ * requests not started yet (those held at the in-flight cap run nothing) and those waiting on a
  * `Responder` are answered `-32800`, running handlers see their stop token (what they return
  * is sent), the server's own requests still waiting for a client (`rpc::Peer::request`) are
  * answered `-32094`, and nothing more is read. After another `shutdown_grace`, the connections

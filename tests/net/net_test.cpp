@@ -817,7 +817,7 @@ TEST_SUITE("net: two-way") {
   }
 
   TEST_CASE("past a shutdown's grace, requests held at the in-flight cap are answered -32800 too") {
-    for (const auto protocol : {rpc::net::Protocol::http, rpc::net::Protocol::lines}) {
+    for (const auto protocol : {rpc::net::Protocol::http, rpc::net::Protocol::lines, rpc::net::Protocol::content_length}) {
       CAPTURE(static_cast<int>(protocol));
       Fixture f({.max_in_flight = 1, .shutdown_grace = 200ms});
       ProtocolClient client(f.io, protocol, f.listen(protocol));
@@ -828,6 +828,32 @@ TEST_SUITE("net: two-way") {
       std::vector<std::string> replies{client.receive().value_or("<none>"), client.receive().value_or("<none>")};
       std::sort(replies.begin(), replies.end());
       CHECK(replies == std::vector<std::string>{cancelled("1"), cancelled("2")});
+    }
+  }
+
+  // Held messages never started: past the grace they run nothing, not even a method that runs
+  // on the I/O thread, and each call in them hears -32800 unless its own checks answer it.
+  TEST_CASE("past a shutdown's grace, messages held at the in-flight cap run nothing") {
+    for (const auto protocol : {rpc::net::Protocol::http, rpc::net::Protocol::lines, rpc::net::Protocol::content_length}) {
+      CAPTURE(static_cast<int>(protocol));
+      Fixture f({.max_in_flight = 1, .shutdown_grace = 200ms});
+      std::atomic<int> ticks{0};
+      f.router.add("tick", [&ticks] { return ticks.fetch_add(1) + 1; }, {.inline_only = true});
+      ProtocolClient client(f.io, protocol, f.listen(protocol));
+      client.send(call("sleep", "[10000]", "1"));
+      client.send("[" + call("tick", "[]", "2") + "," + notification("tick", "[]") + "," + call("nosuch", "[]", "3") +
+                  R"(,{"jsonrpc":"2.0","method":1,"id":4}])");  // held
+      client.send(call("tick", "[]", "5"));            // held
+      client.send(notification("tick", "[]"));         // held
+      std::this_thread::sleep_for(100ms);
+      f.server->shutdown();
+      std::vector<std::string> replies;
+      for (int i = 0; i < 3; ++i) replies.push_back(client.receive().value_or("<none>"));
+      std::sort(replies.begin(), replies.end());
+      const std::string batch = "[" + cancelled("2") + "," + error("3", -32601, "Method not found") + "," +
+                                invalid_request(R"(\"method\" must be a string)") + "]";
+      CHECK(replies == std::vector<std::string>{batch, cancelled("1"), cancelled("5")});
+      CHECK(ticks.load() == 0);
     }
   }
 

@@ -3,6 +3,7 @@
 #include <batchrpc/session.hpp>
 
 #include <batchrpc/builtins.hpp>
+#include <batchrpc/detail/session_await.hpp>  // handle_unstarted_in
 #include <batchrpc/executor.hpp>
 #include <batchrpc/router.hpp>
 
@@ -10,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <future>
 #include <latch>
 #include <memory>
 #include <mutex>
@@ -475,5 +477,55 @@ TEST_SUITE("session") {
         CHECK(session.handle(plus) == R"([{"jsonrpc":"2.0","id":3,"result":2},{"jsonrpc":"2.0","id":4,"result":3}])");
       }
     }
+  }
+}
+
+TEST_SUITE("session: a message that runs nothing") {
+  // What a network transport past its shutdown's grace hands in for the messages it read and
+  // held: each call is answered as cancelled before it started, and no handler runs, not even
+  // an inline_only one or a cancel; what its own checks refuse is answered as usual.
+  TEST_CASE("each call in it is answered -32800, the rest as usual, and no handler runs") {
+    Fixture f;
+    rpc::ThreadPool pool(2);
+    for (rpc::Executor* executor : {static_cast<rpc::Executor*>(nullptr), static_cast<rpc::Executor*>(&pool)}) {
+      CAPTURE(executor != nullptr);
+      rpc::Session session(f.router, {.capabilities = {"rerank"}, .executor = executor});
+      const std::string message = "[" + request("count", "", "1") + "," + request("whoami", "", "") + "," +
+                                  cancel("1") + "," + request("nosuch", "", "2") + "," +
+                                  request("embed", R"(["abc"])", "3") + "," + request("rerank", "", "4") + "," +
+                                  R"({"jsonrpc":"2.0","method":1,"id":5}])";
+      std::promise<std::optional<std::string>> answered;
+      rpc::detail::handle_unstarted_in(session, std::string(message), [&](std::optional<std::string_view> reply) {
+        answered.set_value(reply ? std::optional<std::string>(*reply) : std::nullopt);
+      });
+      auto reply = answered.get_future();
+      REQUIRE(reply.wait_for(std::chrono::seconds(5)) == std::future_status::ready);
+      CHECK(reply.get() ==
+            "[" + cancelled_1 + R"(,{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"Method not found"}})" +
+                R"(,{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"Method not found","data":{"capability":"embed"}}})" +
+                R"(,{"jsonrpc":"2.0","id":4,"error":{"code":-32800,"message":"Request cancelled"}})" +
+                R"(,{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request","data":{"reason":"\"method\" must be a string"}}}])");
+      CHECK(f.runs.load() == 0);
+      // The session serves the next message as usual.
+      CHECK(session.handle(request("count", "", "6")) == R"({"jsonrpc":"2.0","id":6,"result":1})");
+      f.runs = 0;
+    }
+  }
+
+  TEST_CASE("a message of notifications only, or unreadable, is answered as usual") {
+    Fixture f;
+    rpc::Session session(f.router);
+    std::vector<std::optional<std::string>> replies;
+    const auto keep = [&](std::optional<std::string_view> reply) {
+      replies.push_back(reply ? std::optional<std::string>(*reply) : std::nullopt);
+    };
+    rpc::detail::handle_unstarted_in(session, request("count", "", ""), keep);
+    rpc::detail::handle_unstarted_in(session, "[]", keep);
+    rpc::detail::handle_unstarted_in(session, "{", keep);
+    REQUIRE(replies.size() == 3);
+    CHECK_FALSE(replies[0]);
+    CHECK(replies[1] == R"({"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request","data":{"reason":"empty batch"}}})");
+    CHECK(replies[2] == R"({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error","data":{"offset":1,"reason":"Missing a name for object member."}}})");
+    CHECK(f.runs.load() == 0);
   }
 }

@@ -57,6 +57,7 @@ class Job {
   // takes a turn at the executor's members too (see start_sweep) before it returns.
   void start(std::string_view message, std::string* owned, Completion&& done, bool lends_thread) noexcept {
     lends_thread_ = lends_thread;
+    unstarted_ = false;
     begin(done, message.size(), nullptr, [&](Workspace& ws) { dispatch(message, owned, ws); });
   }
   // The same for a message the session's fast path has parsed already (`parsed`, with its
@@ -65,8 +66,19 @@ class Job {
   void start_parsed(std::unique_ptr<ParsedMessage>& parsed, const ParseOutcome& outcome, Completion&& done,
                     Workspace& ws, bool lends_thread) noexcept {
     lends_thread_ = lends_thread;
+    unstarted_ = false;
     message_.swap(parsed);
     begin(done, message_->text.size(), &ws, [&](Workspace& w) { dispatch_parsed(outcome, w); });
+  }
+
+  // The same for a message that is to run nothing (a transport past its shutdown's grace):
+  // its members are checked as usual, and each call that would run is answered as a call
+  // cancelled before it started (-32800; nothing for a notification). Answers to the server's
+  // requests still reach them.
+  void start_unstarted(std::string_view message, std::string* owned, Completion&& done) noexcept {
+    lends_thread_ = false;
+    unstarted_ = true;
+    begin(done, message.size(), nullptr, [&](Workspace& ws) { dispatch(message, owned, ws); });
   }
 
   SessionCore& core() const noexcept { return core_; }
@@ -182,7 +194,9 @@ class Job {
     bool cancels = false;  // the message holds a cancel (a method that runs first)
     for (std::size_t i = 0; i < count_; ++i) {
       guarded(i, [&] {
-        if (!prepare(i, requests[i], ws)) member_done(i, &done_in_dispatch_);
+        const bool runs = prepare(i, requests[i], ws);
+        if (runs && unstarted_) not_started(*members_[i], ws.writer);
+        if (!runs || unstarted_) member_done(i, &done_in_dispatch_);
       });
       const Member& m = *members_[i];
       cancels = cancels || (m.method != nullptr && m.method->runs_first);
@@ -416,6 +430,14 @@ class Job {
     if (!m.request.id.is_notification()) write_error(m.text, w, m.request.id, ErrorCode::request_cancelled);
   }
 
+  // A member of a message that runs nothing (start_unstarted): left with no method, as a call
+  // of an unknown method is, so that nothing later runs it (first: the answer may throw, and
+  // guarded() then answers it), and answered as cancelled.
+  static void not_started(Member& m, ResultWriter& w) {
+    m.method = nullptr;
+    answer_cancelled(m, w);
+  }
+
   // Member `i` was cancelled while queued: it never runs, and is answered now.
   void cancelled_before_start(std::size_t i) noexcept {
     guarded(i, [&] {
@@ -496,6 +518,7 @@ class Job {
   std::size_t count_ = 0;
   bool batch_ = false;
   bool lends_thread_ = false;  // the dispatching thread takes a turn at the sweep (start())
+  bool unstarted_ = false;     // the message runs nothing (start_unstarted())
   bool whole_ = false;  // reply_ answers the message as a whole (no members ran)
   bool enrolled_any_ = false;  // some member went into the session's in-flight table
   ReplyBudget budget_;

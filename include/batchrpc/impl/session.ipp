@@ -125,6 +125,10 @@ BATCHRPC_DECL std::size_t answer_waiting_in(Session& session) {
   return SessionAccess::core(session).answer_waiting();
 }
 
+BATCHRPC_DECL void handle_unstarted_in(Session& session, std::string&& message, Completion done) {
+  SessionAccess::core(session).acquire_job().start_unstarted(message, &message, std::move(done));
+}
+
 BATCHRPC_DECL SessionCore::SessionCore(Session& owner_session, const Router& routes, SessionOptions options)
     : owner(owner_session), router(routes), executor(options.executor),
       capabilities(sorted_set(std::move(options.capabilities))),

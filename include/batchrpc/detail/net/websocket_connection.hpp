@@ -142,9 +142,14 @@ class WebSocketConnection final : public Connection,
 
   // A replay's reply is not sent, so it is not counted against the cap.
   void hand_in(std::string message, bool replay = false) {
+    session_.handle(std::move(message), counted_completion(replay));
+  }
+
+  // The message counted in flight, and the completion that sends its reply from the strand.
+  auto counted_completion(bool replay) {
     ++in_flight_;
     if (!replay) ++unwritten_;
-    auto done = [self = this->shared_from_this(), replay](std::optional<std::string_view> reply) mutable {
+    return [self = this->shared_from_this(), replay](std::optional<std::string_view> reply) mutable {
       std::optional<std::string> copy;
       if (reply && !replay) copy.emplace(*reply);
       Hub& hub = self->hub_;
@@ -155,7 +160,6 @@ class WebSocketConnection final : public Connection,
         });
       });
     };
-    session_.handle(std::move(message), std::move(done));
   }
 
   // Below the cap again: the requests read at the cap go in, and reading resumes.
@@ -264,8 +268,11 @@ class WebSocketConnection final : public Connection,
   // waiting for the client are answered -32094 (detach), and nothing more is read.
   void cut_off() {
     if (closed_) return;
-    // Read but not started: handed in to be cancelled with the rest (-32800).
-    while (!held_.empty()) hand_in_held();
+    // Read but not started: answered as cancelled before they started (-32800), running nothing.
+    while (!held_.empty()) {
+      HeldRequests::Held message = held_.pop();
+      rpc::detail::handle_unstarted_in(session_, std::move(message.text), counted_completion(message.replay));
+    }
     cut_off_ = true;
     cancel();
     session_.detach();
